@@ -1,0 +1,436 @@
+"""The instrument: shape matrix, inputs, peer adapters, validation and timing.
+
+Every suite, the report script and the opt-in pytest comparison use this one copy. It stays
+the same for every commit measured; the package under test is what changes.
+
+Timing contract (the seed PR's): the public autograd call of each backend; the forward graph
+is built (and compiled) before timing; allocations, dweight zeroing and casts are inside the
+timed region; 10 warm-ups, then CUDA events around 100 back-to-back calls, seconds per call.
+Several such samples are kept per case so that asv judges differences from statistics.
+Every backend's outputs and gradients are checked against the fp32 reference first.
+"""
+
+import os
+import time
+from dataclasses import dataclass, field
+
+DEVICE_VAR = "RMSNORM_BENCH_DEVICE"
+FWD_SHAPES_VAR = "RMSNORM_BENCH_SHAPES"
+BWD_SHAPES_VAR = "RMSNORM_BWD_BENCH_SHAPES"
+
+# "cpu": the smoke mode (Triton's interpreter, tiny shapes); anything else means the GPU.
+DEVICE = "cpu" if os.environ.get(DEVICE_VAR, "cuda") == "cpu" else "cuda"
+if DEVICE == "cpu":
+    # must be set before triton is imported, here or by rmsnorm_kernels
+    os.environ.setdefault("TRITON_INTERPRET", "1")
+
+DTYPE_NAMES = ("bf16", "f16", "f32")
+
+# The default matrix: the seed PR's six shapes, then large shapes where bandwidth shows.
+# Must not be changed, only appended, so that history stays comparable.
+DEFAULT_SHAPES = [
+    (1, 4096, "bf16"),
+    (128, 4096, "bf16"),
+    (4096, 4096, "bf16"),
+    (512, 2048, "bf16"),
+    (512, 3000, "f32"),
+    (1024, 8192, "bf16"),
+    (16384, 4096, "bf16"),
+    (8192, 8192, "bf16"),
+    (32768, 8192, "bf16"),
+    (4096, 4096, "f16"),
+    (4096, 4096, "f32"),
+]
+# CPU smoke mode: small enough for the interpreter, covering one row, several rows per
+# program, unaligned N and the chunked path for rows past one block.
+SMOKE_SHAPES = [(1, 256, "bf16"), (16, 1000, "f32"), (3, 20000, "bf16")]
+
+BACKENDS = ["triton", "torch", "torch_compile", "liger", "quack", "flydsl"]
+OPS = ("rms_norm", "fused_add")
+EPS = 1e-6
+
+
+@dataclass(frozen=True)
+class Shape:
+    m: int
+    n: int
+    dtype: str
+
+    @property
+    def label(self) -> str:
+        return f"{self.m}x{self.n}-{self.dtype}"
+
+    @classmethod
+    def from_label(cls, label: str) -> "Shape":
+        mn, dtype = label.split("-")
+        m, n = mn.split("x")
+        return cls(int(m), int(n), dtype)
+
+
+def parse_shapes(value: str, var: str) -> list[Shape]:
+    """Parse "M,N,dtype;M,N,dtype;..." (the seed's override format)."""
+    shapes = []
+    for entry in value.split(";"):
+        if not entry.strip():
+            continue
+        parts = [p.strip() for p in entry.split(",")]
+        ok = len(parts) == 3 and parts[0].isdigit() and parts[1].isdigit()
+        if not ok or parts[2] not in DTYPE_NAMES or int(parts[1]) < 1:
+            raise ValueError(
+                f"{var}: bad entry {entry!r}; expected M,N,dtype with M >= 0, N >= 1 and "
+                f"dtype one of {', '.join(DTYPE_NAMES)} (entries separated by ';')"
+            )
+        shapes.append(Shape(int(parts[0]), int(parts[1]), parts[2]))
+    if not shapes:
+        raise ValueError(f"{var}: no shapes in {value!r}")
+    return shapes
+
+
+def shapes_for(phase: str) -> list[Shape]:
+    """The shapes of the forward or backward suites on this machine."""
+    var = FWD_SHAPES_VAR if phase == "forward" else BWD_SHAPES_VAR
+    if os.environ.get(var):
+        return parse_shapes(os.environ[var], var)
+    return [Shape(*s) for s in (SMOKE_SHAPES if DEVICE == "cpu" else DEFAULT_SHAPES)]
+
+
+# ---------------------------------------------------------------------------------------------
+# Backends: each makes the public call of one implementation, or says why it cannot run here
+# ---------------------------------------------------------------------------------------------
+
+
+class Unavailable(NotImplementedError):
+    """This backend cannot run on this machine; asv records the case as skipped."""
+
+
+def _torch_eager(op):
+    import torch.nn.functional as F
+
+    if op == "rms_norm":
+        return lambda x, w: F.rms_norm(x, (x.shape[-1],), w, EPS)
+
+    def fused_add(x, r, w):
+        s = x + r
+        return F.rms_norm(s, (s.shape[-1],), w, EPS), s
+
+    return fused_add
+
+
+def make_backend(name: str, op: str):
+    """The callable (x, w) -> y for rms_norm, or (x, r, w) -> (y, residual_out) for fused_add."""
+    import torch
+
+    if name == "triton":
+        import rmsnorm_kernels
+
+        if op == "rms_norm":
+            return lambda x, w: rmsnorm_kernels.rms_norm(x, w, EPS)
+        return lambda x, r, w: rmsnorm_kernels.fused_add_rms_norm(x, r, w, EPS)
+    if name == "torch":
+        return _torch_eager(op)
+    if DEVICE == "cpu":
+        raise Unavailable(f"{name} runs on GPUs only; the CPU smoke mode measures triton and torch")
+    if name == "torch_compile":
+        return torch.compile(_torch_eager(op))
+    if name == "liger":
+        if op != "rms_norm":
+            raise Unavailable("Liger-Kernel is measured for plain RMSNorm only")
+        try:
+            from liger_kernel.ops.rms_norm import LigerRMSNormFunction
+        except ImportError as e:
+            raise Unavailable(f"Liger-Kernel is not installed ({e})") from None
+        # LigerRMSNorm's defaults: offset 0, casting mode "llama", in-place backward
+        return lambda x, w: LigerRMSNormFunction.apply(x, w, EPS, 0.0, "llama", True)
+    if name == "quack":
+        try:
+            from quack import rmsnorm as quack_rmsnorm
+        except ImportError as e:
+            raise Unavailable(f"quack (CuTe DSL) is not installed ({e})") from None
+        if op == "rms_norm":
+            return lambda x, w: quack_rmsnorm(x, w, eps=EPS)
+        return lambda x, r, w: quack_rmsnorm(x, w, residual=r, eps=EPS, prenorm=True)
+    if name == "flydsl":
+        if torch.version.hip is None or not os.environ.get("FLYDSL_ROOT"):
+            raise Unavailable("FlyDSL runs on ROCm GPUs with FLYDSL_ROOT naming a checkout")
+        import sys
+
+        sys.path.insert(0, os.environ["FLYDSL_ROOT"])
+        try:
+            from kernels.rmsnorm import fused_add_rms_norm as fly_fused
+            from kernels.rmsnorm import rms_norm as fly_rms
+        except ImportError as e:
+            raise Unavailable(f"FlyDSL's RMSNorm could not be imported ({e})") from None
+        if op == "rms_norm":
+            return lambda x, w: fly_rms(x, w, EPS)
+        return lambda x, r, w: fly_fused(x, r, w, EPS)
+    raise ValueError(f"unknown backend {name!r}; expected one of {', '.join(BACKENDS)}")
+
+
+# ---------------------------------------------------------------------------------------------
+# Inputs and validation
+# ---------------------------------------------------------------------------------------------
+
+
+def _torch_dtype(name):
+    import torch
+
+    return {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}[name]
+
+
+@dataclass
+class Problem:
+    """Inputs of one case, on the benchmark device, with the forward already run."""
+
+    op: str
+    shape: Shape
+    x: object
+    residual: object
+    weight: object
+    grads: list  # gradients for the outputs: [dy] or [dy, d_residual_out]
+    outputs: list = field(default_factory=list)
+
+    @property
+    def leaves(self):
+        return [t for t in (self.x, self.residual, self.weight) if t is not None]
+
+    def clear_grads(self):
+        for t in self.leaves:
+            t.grad = None
+
+
+def make_problem(op: str, shape: Shape, seed: int = 0) -> Problem:
+    import torch
+
+    g = torch.Generator(device="cpu").manual_seed(seed)
+    dtype = _torch_dtype(shape.dtype)
+
+    def rand(*size, scale=1.0, offset=0.0):
+        t = offset + scale * torch.randn(*size, generator=g)
+        return t.to(dtype).to(DEVICE)
+
+    x = rand(shape.m, shape.n).requires_grad_()
+    weight = rand(shape.n, scale=0.1, offset=1.0).requires_grad_()
+    residual = rand(shape.m, shape.n).requires_grad_() if op == "fused_add" else None
+    grads = [rand(shape.m, shape.n)]
+    if op == "fused_add":
+        grads.append(rand(shape.m, shape.n))
+    return Problem(op, shape, x, residual, weight, grads)
+
+
+def run_forward(fn, p: Problem):
+    out = fn(p.x, p.weight) if p.op == "rms_norm" else fn(p.x, p.residual, p.weight)
+    return [out] if p.op == "rms_norm" else list(out)
+
+
+def validate(fn, p: Problem) -> dict:
+    """Check outputs and every gradient against the fp32 reference; raise AssertionError.
+
+    Returns {name: largest absolute error} for the record.
+    """
+    import torch
+
+    from rmsnorm_kernels import reference
+
+    leaves = [t.detach().clone().requires_grad_() for t in p.leaves]
+    if p.op == "rms_norm":
+        x, w = leaves
+        expected = [reference.rms_norm_reference(x, w, EPS)]
+        names = ["out", "dx", "dweight"]
+    else:
+        x, r, w = leaves
+        expected = list(reference.fused_add_rms_norm_reference(x, r, w, EPS))
+        names = ["out", "residual_out", "dx", "dresidual", "dweight"]
+    torch.autograd.backward(expected, [g.float() for g in p.grads])
+    expected += [t.grad for t in leaves]
+
+    p.clear_grads()
+    outputs = run_forward(fn, p)
+    torch.autograd.backward(outputs, [g.clone() for g in p.grads])  # clone: Liger writes dy
+    got = [o.detach() for o in outputs] + [t.grad for t in p.leaves]
+    p.clear_grads()
+    tol = reference.tolerance(_torch_dtype(p.shape.dtype))
+    errors = {}
+    for name, actual, exp in zip(names, got, expected, strict=True):
+        if actual is None:
+            raise AssertionError(f"{p.op} {p.shape.label}: no {name} was produced")
+        atol = tol["atol"] * (max(1.0, exp.abs().max().item()) if name == "dweight" else 1.0)
+        try:
+            torch.testing.assert_close(actual.float(), exp.float(), atol=atol, rtol=tol["rtol"])
+        except AssertionError as e:
+            raise AssertionError(f"{p.op} {p.shape.label}: {name} is wrong: {e}") from None
+        errors[name] = (actual.float() - exp.float()).abs().max().item() if exp.numel() else 0.0
+    return errors
+
+
+# ---------------------------------------------------------------------------------------------
+# Timing
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Contract:
+    warmup: int
+    iters: int
+    samples: int
+
+
+GPU_CONTRACT = Contract(warmup=10, iters=100, samples=10)
+# The interpreter is slow: enough to run every code path of the tracker end to end.
+SMOKE_CONTRACT = Contract(warmup=1, iters=2, samples=3)
+
+
+def contract() -> Contract:
+    return SMOKE_CONTRACT if DEVICE == "cpu" else GPU_CONTRACT
+
+
+def timed_call(fn, p: Problem, phase: str):
+    """The call that is timed: the public forward, or the public autograd backward."""
+    import torch
+
+    if phase == "forward":
+        return lambda: run_forward(fn, p)
+    p.outputs = run_forward(fn, p)  # the forward graph is built before timing
+
+    def backward():
+        torch.autograd.backward(p.outputs, p.grads, retain_graph=True)
+        p.clear_grads()
+
+    return backward
+
+
+def time_per_call(call, c: Contract) -> list[float]:
+    """Seconds per call: one sample per `c.iters` back-to-back calls, after `c.warmup` calls."""
+    import torch
+
+    for _ in range(c.warmup):
+        call()
+    samples = []
+    for _ in range(c.samples):
+        if DEVICE == "cpu":
+            start = time.perf_counter()
+            for _ in range(c.iters):
+                call()
+            samples.append((time.perf_counter() - start) / c.iters)
+            continue
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        torch.cuda.synchronize()
+        start.record()
+        for _ in range(c.iters):
+            call()
+        end.record()
+        end.synchronize()
+        samples.append(start.elapsed_time(end) / 1e3 / c.iters)
+    return samples
+
+
+def device_time_per_call(call, c: Contract) -> list[float]:
+    """Device-only seconds per call: the call captured once in a CUDA graph, replays timed.
+
+    Host work (Python, autograd, launch overhead) is out of this figure.
+    """
+    import torch
+
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        for _ in range(3):
+            call()
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        call()
+    return time_per_call(graph.replay, c)
+
+
+def peak_memory(call) -> int:
+    """Bytes allocated at the peak of one call, above what was allocated before it."""
+    import torch
+
+    torch.cuda.synchronize()
+    base = torch.cuda.memory_allocated()
+    torch.cuda.reset_peak_memory_stats()
+    call()
+    torch.cuda.synchronize()
+    return torch.cuda.max_memory_allocated() - base
+
+
+# ---------------------------------------------------------------------------------------------
+# One measurement of a whole suite: validation first, then the three figures per case
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Measurement:
+    time: list | None = None  # seconds per public call, one entry per sample
+    device_time: list | None = None  # seconds per call, CUDA-graph replay
+    peak_memory: int | None = None  # bytes
+    skipped: str | None = None  # why this backend cannot run here
+    failed: str | None = None  # why this case failed (wrong result or an error)
+    device_time_skipped: str | None = None
+
+
+def measure_case(op: str, phase: str, shape: Shape, backend: str, c: Contract) -> Measurement:
+    import torch
+
+    try:
+        fn = make_backend(backend, op)
+    except Unavailable as e:
+        return Measurement(skipped=str(e))
+    try:
+        p = make_problem(op, shape)
+        validate(fn, p)
+        call = timed_call(fn, p, phase)
+        m = Measurement(time=time_per_call(call, c))
+        if DEVICE == "cpu":
+            m.device_time_skipped = "device time and GPU memory are measured on GPUs only"
+            return m
+        m.peak_memory = peak_memory(call)
+        try:
+            m.device_time = device_time_per_call(call, c)
+        except Exception as e:  # capture is not possible for every backend
+            torch.cuda.synchronize()
+            m.device_time_skipped = f"CUDA graph capture failed: {type(e).__name__}: {e}"
+        return m
+    except Unavailable as e:
+        return Measurement(skipped=str(e))
+    except Exception as e:
+        return Measurement(failed=f"{type(e).__name__}: {e}")
+    finally:
+        if DEVICE == "cuda":
+            torch.cuda.empty_cache()
+
+
+def measure_suite(op: str, phase: str, backends=BACKENDS, log=None) -> dict:
+    """{(shape label, backend): Measurement} for every case of one suite."""
+    c = contract()
+    results = {}
+    shapes = shapes_for(phase)
+    for i, shape in enumerate(shapes):
+        for backend in backends:
+            t0 = time.perf_counter()
+            m = measure_case(op, phase, shape, backend, c)
+            results[(shape.label, backend)] = m
+            if log:
+                status = m.skipped and "skipped" or m.failed and "FAILED" or "ok"
+                log(
+                    f"[{op} {phase} {i + 1}/{len(shapes)}] {shape.label} {backend}: {status}"
+                    f" ({time.perf_counter() - t0:.1f} s)"
+                )
+    return results
+
+
+def median(samples) -> float:
+    s = sorted(samples)
+    mid = len(s) // 2
+    return s[mid] if len(s) % 2 else (s[mid - 1] + s[mid]) / 2
+
+
+def ideal_bytes(op: str, phase: str, shape: Shape, programs: int = 0) -> int:
+    """Bytes an ideal kernel moves (shared/anchors' definition); used for bandwidth figures."""
+    e = {"bf16": 2, "f16": 2, "f32": 4}[shape.dtype]
+    mn, n, m = shape.m * shape.n, shape.n, shape.m
+    if phase == "forward":
+        tensors = 2 if op == "rms_norm" else 4  # x, y (+ residual, residual_out)
+        return tensors * mn * e + n * e + 4 * m
+    tensors = 3 if op == "rms_norm" else 4  # dy, x, dx (+ d_residual_out)
+    return tensors * mn * e + 2 * n * e + 4 * m + 8 * programs * n

@@ -1,0 +1,128 @@
+"""Launch configurations, chosen by heuristic and cached per (shape bucket, dtypes, flags, device).
+
+Everything that decides which kernel variant is compiled is in the cache key; M is not (the
+kernels do not specialise on it), so a new number of rows reuses the compiled kernel.
+"""
+
+import functools
+from dataclasses import dataclass
+
+import torch
+import triton
+
+# Rows up to this many elements are held in registers in one block; longer rows take the
+# chunked path. 16K elements is 32 fp32 values per thread at 16 warps.
+MAX_SINGLE_BLOCK_N = 16384
+# Chunk width of the chunked path.
+CHUNK_N = 4096
+# Smallest number of elements a program handles at once in the single-block path: small rows
+# are batched so that each program still has a few thousand elements in flight.
+MIN_TILE_ELEMENTS = 4096
+# Persistent backward grid: programs per multiprocessor. Each program writes one fp32 row of
+# dweight partials, so more programs cost more partial traffic for dweight.
+BACKWARD_PROGRAMS_PER_SM = 2
+# The interpreter runs programs one after another: a few are enough to exercise the grid.
+INTERPRETER_PROGRAMS = 4
+
+
+@dataclass(frozen=True)
+class RowConfig:
+    """How one kernel walks its rows: BLOCK_M rows of BLOCK_N columns at a time."""
+
+    single_block: bool
+    block_m: int
+    block_n: int
+    num_warps: int
+
+    @classmethod
+    def from_heuristic(cls, n: int) -> "RowConfig":
+        if n > MAX_SINGLE_BLOCK_N:
+            return cls(single_block=False, block_m=1, block_n=CHUNK_N, num_warps=8)
+        block_n = triton.next_power_of_2(n)
+        block_m = max(1, MIN_TILE_ELEMENTS // block_n)
+        tile = block_m * block_n
+        num_warps = min(16, max(1, tile // 512))
+        return cls(single_block=True, block_m=block_m, block_n=block_n, num_warps=num_warps)
+
+
+def shape_bucket(n: int) -> int:
+    """The part of N that decides the compiled variant: its block width (0 for chunked rows)."""
+    return triton.next_power_of_2(n) if n <= MAX_SINGLE_BLOCK_N else 0
+
+
+@dataclass(frozen=True)
+class ForwardLauncher:
+    config: RowConfig
+    has_weight: bool
+    has_residual: bool
+
+    def __call__(self, grid, *args):
+        from ._kernels import _rms_norm_fwd_kernel
+
+        c = self.config
+        _rms_norm_fwd_kernel[grid](
+            *args,
+            HAS_WEIGHT=self.has_weight,
+            HAS_RESIDUAL=self.has_residual,
+            SINGLE_BLOCK=c.single_block,
+            BLOCK_M=c.block_m,
+            BLOCK_N=c.block_n,
+            num_warps=c.num_warps,
+        )
+
+
+@dataclass(frozen=True)
+class BackwardLauncher:
+    config: RowConfig
+    has_weight: bool
+    compute_dw: bool
+    max_programs: int
+
+    def __call__(self, grid, *args):
+        from ._kernels import _rms_norm_bwd_kernel
+
+        c = self.config
+        _rms_norm_bwd_kernel[grid](
+            *args,
+            HAS_WEIGHT=self.has_weight,
+            COMPUTE_DW=self.compute_dw,
+            SINGLE_BLOCK=c.single_block,
+            BLOCK_M=c.block_m,
+            BLOCK_N=c.block_n,
+            num_warps=c.num_warps,
+        )
+
+
+@functools.cache
+def forward_launcher(
+    bucket: int, x_dtype: torch.dtype, w_dtype, has_residual: bool, device: torch.device
+) -> ForwardLauncher:
+    """The forward launcher for one cache key. ``w_dtype`` is None when there is no weight."""
+    config = RowConfig.from_heuristic(bucket or MAX_SINGLE_BLOCK_N + 1)
+    return ForwardLauncher(config, has_weight=w_dtype is not None, has_residual=has_residual)
+
+
+@functools.cache
+def backward_launcher(
+    bucket: int, x_dtype: torch.dtype, w_dtype, compute_dw: bool, device: torch.device
+) -> BackwardLauncher:
+    """The backward launcher for one cache key; fused and plain backward share it."""
+    config = RowConfig.from_heuristic(bucket or MAX_SINGLE_BLOCK_N + 1)
+    if device.type == "cpu":
+        max_programs = INTERPRETER_PROGRAMS
+    else:
+        max_programs = BACKWARD_PROGRAMS_PER_SM * multiprocessor_count(device)
+    return BackwardLauncher(
+        config, has_weight=w_dtype is not None, compute_dw=compute_dw, max_programs=max_programs
+    )
+
+
+@functools.cache
+def multiprocessor_count(device: torch.device) -> int:
+    return torch.cuda.get_device_properties(device).multi_processor_count
+
+
+def clear_caches() -> None:
+    """Forget every cached launcher (tests use this to count compilations from zero)."""
+    forward_launcher.cache_clear()
+    backward_launcher.cache_clear()

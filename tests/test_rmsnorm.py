@@ -1,0 +1,435 @@
+"""Correctness of rms_norm and fused_add_rms_norm: forward, direct backward and autograd.
+
+One config matrix, CASES, drives the plain and the fused-add tests alike, so their coverage
+cannot drift apart. Every result is compared with the single fp32 reference in
+rmsnorm_kernels.reference.
+"""
+
+import math
+import re
+from dataclasses import dataclass
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import rmsnorm_kernels as rk
+from rmsnorm_kernels import _config, ops
+from rmsnorm_kernels.reference import (
+    fused_add_rms_norm_reference,
+    rms_norm_reference,
+    tolerance,
+)
+
+from .conftest import DEVICE
+
+BF16, F16, F32 = torch.bfloat16, torch.float16, torch.float32
+
+
+@dataclass(frozen=True)
+class Case:
+    lead: tuple  # leading dims (their product is M)
+    n: int
+    dtype: torch.dtype
+    weight_dtype: torch.dtype | None  # None: no weight
+
+    @property
+    def id(self):
+        w = "noweight" if self.weight_dtype is None else f"w{str(self.weight_dtype)[6:]}"
+        return f"{'x'.join(map(str, self.lead))}x{self.n}-{str(self.dtype)[6:]}-{w}"
+
+    @property
+    def single_block(self):
+        return self.n <= _config.MAX_SINGLE_BLOCK_N
+
+
+# The one matrix for forward, direct backward and autograd, plain and fused-add alike.
+CASES = [
+    Case((4,), 64, F32, F32),  # several rows per program
+    Case((1,), 4096, BF16, BF16),  # M = 1
+    Case((0,), 512, F16, F16),  # M = 0 (empty)
+    Case((9,), 1, F32, F32),  # N = 1
+    Case((2, 3), 256, BF16, F32),  # 3-D input, fp32 weight on bf16 x (mixed precision)
+    Case((37,), 96, F16, None),  # no weight; M not a multiple of the rows per program
+    Case((3,), 3000, BF16, BF16),  # unaligned N, single block
+    Case((2,), 5000, F16, F32),  # unaligned N, mixed weight dtype
+    Case((2,), 40000, BF16, BF16),  # unaligned N past one block: the chunked generic path
+    Case((3,), 20000, F32, F32),  # generic path in fp32
+    Case((2,), 65536, BF16, F32),  # the largest N promised, mixed weight dtype
+]
+IDS = [c.id for c in CASES]
+OPS = ["rms_norm", "fused_add"]
+EPS = 1e-6  # the direct backward tests call the launchers, which take a resolved eps
+
+
+def make_inputs(case: Case, requires_grad=False, seed=0):
+    g = torch.Generator().manual_seed(seed)
+    shape = (*case.lead, case.n)
+    x = torch.randn(shape, generator=g).to(case.dtype)
+    residual = torch.randn(shape, generator=g).to(case.dtype)
+    weight = None
+    if case.weight_dtype is not None:
+        weight = (1 + 0.1 * torch.randn(case.n, generator=g)).to(case.weight_dtype)
+    dy = torch.randn(shape, generator=g).to(case.dtype)
+    d_res = torch.randn(shape, generator=g).to(case.dtype)
+    tensors = [t if t is None else t.to(DEVICE) for t in (x, residual, weight, dy, d_res)]
+    if requires_grad:
+        for t in tensors[:3]:
+            if t is not None:
+                t.requires_grad_()
+    return tensors
+
+
+def assert_close(actual, expected, dtype, what):
+    tol = tolerance(dtype)
+    if what == "dweight":
+        # a sum over M rows: its rounding error scales with the largest entry, not each entry
+        tol["atol"] *= max(1.0, expected.abs().max().item()) if expected.numel() else 1.0
+    torch.testing.assert_close(
+        actual.float().cpu(), expected.float().cpu(), **tol, msg=lambda m: f"{what}: {m}"
+    )
+
+
+def leaf_copies(*tensors):
+    return [None if t is None else t.detach().clone().requires_grad_() for t in tensors]
+
+
+# ---------------------------------------------------------------------------------------------
+# Forward
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_forward(case, op):
+    x, residual, weight, _, _ = make_inputs(case)
+    if op == "rms_norm":
+        y = rk.rms_norm(x, weight)
+        expected = rms_norm_reference(x, weight)
+        # flash-attention's rule: at most about twice as far from fp32 as PyTorch's own result.
+        # Triton's interpreter rounds fp32 -> bf16 toward zero (GPUs round to nearest), so
+        # there the per-dtype tolerance below is the check.
+        torch_y = F.rms_norm(x, (case.n,), weight)
+        if case.lead[0] and not ops._INTERPRETING:
+            ours = (y.float().cpu() - expected.cpu()).abs().max()
+            theirs = (torch_y.float() - expected.cpu()).abs().max()
+            assert ours <= 2 * theirs + 1e-6, f"error {ours} vs PyTorch's {theirs}"
+    else:
+        y, residual_out = rk.fused_add_rms_norm(x, residual, weight)
+        expected, expected_residual = fused_add_rms_norm_reference(x, residual, weight)
+        assert residual_out.dtype == x.dtype and residual_out.shape == x.shape
+        # x + residual rounded to x's dtype: exact on a GPU, one ulp under the interpreter
+        exact = tolerance(case.dtype) if ops._INTERPRETING else {"atol": 0, "rtol": 0}
+        torch.testing.assert_close(residual_out.float(), expected_residual, **exact)
+    assert y.dtype == x.dtype and y.shape == x.shape
+    assert_close(y, expected, case.dtype, "out")
+
+
+# ---------------------------------------------------------------------------------------------
+# Direct backward: the launchers, without autograd
+# ---------------------------------------------------------------------------------------------
+
+
+def reference_grads(op, x, residual, weight, dy, d_res, eps=None):
+    """(dx, dresidual or None, dweight or None) of the fp32 reference."""
+    x, residual, weight = leaf_copies(x, residual, weight)
+    if op == "rms_norm":
+        rms_norm_reference(x, weight, eps).backward(dy.float())
+        return x.grad, None, None if weight is None else weight.grad
+    out, residual_out = fused_add_rms_norm_reference(x, residual, weight, eps)
+    grads = [dy.float()] if d_res is None else [dy.float(), d_res.float()]
+    torch.autograd.backward([out, residual_out][: len(grads)], grads)
+    return x.grad, residual.grad, None if weight is None else weight.grad
+
+
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_backward_direct(case, op):
+    x, residual, weight, dy, d_res = make_inputs(case)
+    n = case.n
+    if op == "rms_norm":
+        _, _, rstd = ops.rms_norm_forward(x.reshape(-1, n), weight, EPS)
+        dx, dw = ops.rms_norm_backward(dy.reshape(-1, n), x.reshape(-1, n), weight, rstd)
+        expected_dx, _, expected_dw = reference_grads(op, x, residual, weight, dy, None, EPS)
+        assert_close(dx.view(x.shape), expected_dx, case.dtype, "dx")
+    else:
+        _, residual_out, rstd = ops.rms_norm_forward(
+            x.reshape(-1, n), weight, EPS, residual=residual.reshape(-1, n)
+        )
+        # the first case without a d(residual_out), the second with one
+        for d_residual_out in (None, d_res):
+            dres2 = None if d_residual_out is None else d_residual_out.reshape(-1, n)
+            dx, dw = ops.rms_norm_backward(dy.reshape(-1, n), residual_out, weight, rstd, dres2)
+            expected_dx, expected_dr, expected_dw = reference_grads(
+                op, x, residual, weight, dy, d_residual_out, EPS
+            )
+            assert_close(dx.view(x.shape), expected_dx, case.dtype, "dx")
+            assert_close(dx.view(x.shape), expected_dr, case.dtype, "dresidual")
+    if weight is None:
+        assert dw is None
+    else:
+        assert dw.dtype == weight.dtype and dw.shape == weight.shape
+        assert_close(dw, expected_dw, case.dtype, "dweight")
+
+
+# ---------------------------------------------------------------------------------------------
+# Autograd: the public functions, every gradient
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_autograd(case, op):
+    x, residual, weight, dy, d_res = make_inputs(case, requires_grad=True)
+    expected = reference_grads(op, x, residual, weight, dy, d_res)
+    if op == "rms_norm":
+        rk.rms_norm(x, weight).backward(dy)
+        got = (x.grad, None, None if weight is None else weight.grad)
+    else:
+        out, residual_out = rk.fused_add_rms_norm(x, residual, weight)
+        torch.autograd.backward([out, residual_out], [dy, d_res])
+        got = (x.grad, residual.grad, None if weight is None else weight.grad)
+    # dweight sums products of x-dtype values: its error follows x's dtype, whatever w's is
+    for name, g, e in zip(("dx", "dresidual", "dweight"), got, expected, strict=True):
+        if e is None:
+            assert g is None, name
+        else:
+            assert g is not None, name
+            assert_close(g, e, case.dtype, name)
+    assert x.grad.dtype == x.dtype
+    if weight is not None:
+        assert weight.grad.dtype == weight.dtype
+
+
+def test_fused_add_backward_with_only_one_output_used():
+    x, residual, weight, dy, d_res = make_inputs(Case((5,), 128, F32, F32), requires_grad=True)
+    _, residual_out = rk.fused_add_rms_norm(x, residual, weight)
+    residual_out.backward(d_res)
+    assert_close(x.grad, d_res, F32, "dx")
+    assert_close(residual.grad, d_res, F32, "dresidual")
+    assert weight.grad is None
+
+
+def test_weight_gradient_skipped_when_frozen():
+    x, _, weight, dy, _ = make_inputs(Case((4,), 64, F32, F32))
+    x.requires_grad_()
+    rk.rms_norm(x, weight).backward(dy)
+    expected_dx, _, _ = reference_grads("rms_norm", x, None, weight, dy, None)
+    assert_close(x.grad, expected_dx, F32, "dx")
+    assert weight.grad is None
+
+
+# ---------------------------------------------------------------------------------------------
+# Launcher cache: a new M or a d(residual_out) reuses the compiled callable
+# ---------------------------------------------------------------------------------------------
+
+
+def test_fused_backward_reuses_compiled_launcher():
+    case = Case((6,), 3000, BF16, BF16)
+    x, residual, weight, dy, d_res = make_inputs(case)
+    n = case.n
+    _, residual_out, rstd = ops.rms_norm_forward(
+        x.view(-1, n), weight, 1e-6, residual=residual.view(-1, n)
+    )
+    _config.clear_caches()
+    key = (_config.shape_bucket(n), x.dtype, weight.dtype, True, x.device)
+    ops.rms_norm_backward(dy.view(-1, n), residual_out, weight, rstd, None)
+    first = _config.backward_launcher(*key)
+    assert _config.backward_launcher.cache_info().misses == 1
+    # the second fused residual-gradient case, now with a d(residual_out)
+    ops.rms_norm_backward(dy.view(-1, n), residual_out, weight, rstd, d_res.view(-1, n))
+    assert _config.backward_launcher(*key) is first
+    info = _config.backward_launcher.cache_info()
+    assert info.misses == 1 and info.hits >= 2
+
+
+def test_new_m_does_not_compile_again():
+    _config.clear_caches()
+    for m in (3, 17, 1):
+        x, residual, weight, dy, _ = make_inputs(Case((m,), 768, F16, F16), requires_grad=True)
+        y, _ = rk.fused_add_rms_norm(x, residual, weight)
+        y.backward(dy)
+        rk.rms_norm(x, weight).backward(dy)
+    # one forward launcher each for plain and fused, one shared backward launcher
+    assert _config.forward_launcher.cache_info().misses == 2
+    assert _config.backward_launcher.cache_info().misses == 1
+
+
+@pytest.mark.skipif(DEVICE == "cpu", reason="the interpreter compiles nothing; needs a GPU")
+def test_triton_compiles_once_per_variant_on_gpu():
+    from rmsnorm_kernels._kernels import _rms_norm_bwd_kernel, _rms_norm_fwd_kernel
+
+    def compiled():
+        caches = [
+            k.device_caches[torch.cuda.current_device()][0]
+            for k in (_rms_norm_fwd_kernel, _rms_norm_bwd_kernel)
+        ]
+        return sum(len(c) for c in caches)
+
+    def step(m, with_dres):
+        x, residual, weight, dy, d_res = make_inputs(
+            Case((m,), 4096, BF16, BF16), requires_grad=True
+        )
+        out, s = rk.fused_add_rms_norm(x, residual, weight)
+        torch.autograd.backward(
+            [out, s] if with_dres else [out], [dy, d_res] if with_dres else [dy]
+        )
+
+    step(64, False)
+    before = compiled()
+    step(64, True)
+    step(4096, True)
+    step(2048, False)
+    assert compiled() == before
+
+
+# ---------------------------------------------------------------------------------------------
+# Numerics and layouts
+# ---------------------------------------------------------------------------------------------
+
+
+def test_dweight_is_deterministic():
+    case = Case((300,), 200, BF16, F32)
+    runs = []
+    for _ in range(3):
+        x, residual, weight, dy, _ = make_inputs(case, requires_grad=True)
+        out, _ = rk.fused_add_rms_norm(x, residual, weight)
+        out.backward(dy)
+        runs.append(weight.grad.clone())
+    assert all(torch.equal(runs[0], r) for r in runs[1:])
+
+
+@pytest.mark.parametrize("dtype", [F32, F16, BF16], ids=str)
+def test_eps_none_matches_torch(dtype):
+    # small inputs make eps visible: finfo(bf16).eps would move the result by percents
+    x = (0.01 * torch.randn(8, 256, generator=torch.Generator().manual_seed(1))).to(dtype)
+    expected = F.rms_norm(x, (256,))
+    assert_close(rk.rms_norm(x.to(DEVICE)), expected, dtype, "out")
+
+
+def test_noncontiguous_inputs():
+    base = torch.randn(6, 512, generator=torch.Generator().manual_seed(2)).to(DEVICE)
+    x = base[::2, 128:384]  # row stride 1024, read in place
+    w = torch.randn(256).to(DEVICE)
+    assert_close(rk.rms_norm(x, w), rms_norm_reference(x, w), F32, "strided rows")
+    xt = torch.randn(256, 6).to(DEVICE).t()  # last dim not contiguous: copied first
+    assert_close(rk.rms_norm(xt, w), rms_norm_reference(xt, w), F32, "transposed")
+    # an expanded (stride 0) dy, as from out.sum().backward()
+    x = x.clone().requires_grad_()
+    rk.rms_norm(x, w).sum().backward()
+    xr = x.detach().clone().requires_grad_()
+    rms_norm_reference(xr, w).sum().backward()
+    assert_close(x.grad, xr.grad, F32, "dx from expanded dy")
+
+
+def test_no_grad_path_matches_autograd_path():
+    x, residual, weight, _, _ = make_inputs(Case((5,), 300, BF16, BF16), requires_grad=True)
+    out, s = rk.fused_add_rms_norm(x, residual, weight)
+    with torch.no_grad():
+        out2, s2 = rk.fused_add_rms_norm(x, residual, weight)
+    assert torch.equal(out, out2) and torch.equal(s, s2)
+    assert out.requires_grad and not out2.requires_grad
+
+
+# ---------------------------------------------------------------------------------------------
+# Bad input: a clear error that names the problem
+# ---------------------------------------------------------------------------------------------
+
+
+def _t(*shape, dtype=F32):
+    return torch.randn(shape).to(dtype).to(DEVICE)
+
+
+BAD_INPUTS = [
+    ("weight shape", lambda: rk.rms_norm(_t(2, 8), _t(7)), ValueError, r"weight has shape \(7,\)"),
+    ("weight 2-D", lambda: rk.rms_norm(_t(2, 8), _t(1, 8)), ValueError, r"expected \(8,\)"),
+    ("weight dtype", lambda: rk.rms_norm(_t(2, 8, dtype=BF16), _t(8, dtype=F16)), TypeError, "weight has dtype torch.float16"),
+    ("integer x", lambda: rk.rms_norm(torch.ones(2, 8, dtype=torch.int32)), TypeError, "x has dtype torch.int32"),
+    ("not a tensor", lambda: rk.rms_norm([1.0, 2.0]), TypeError, "x must be a torch.Tensor"),
+    ("scalar x", lambda: rk.rms_norm(_t()), ValueError, "at least one dimension"),
+    ("empty last dim", lambda: rk.rms_norm(_t(3, 0)), ValueError, "empty last dimension"),
+    ("negative eps", lambda: rk.rms_norm(_t(2, 8), eps=-1e-5), ValueError, "eps must be a non-negative"),
+    ("nan eps", lambda: rk.rms_norm(_t(2, 8), eps=float("nan")), ValueError, "eps must be a non-negative"),
+    ("residual shape", lambda: rk.fused_add_rms_norm(_t(2, 8), _t(2, 9)), ValueError, r"residual has shape \(2, 9\)"),
+    ("residual dtype", lambda: rk.fused_add_rms_norm(_t(2, 8), _t(2, 8, dtype=F16)), TypeError, "residual has dtype torch.float16"),
+    ("integer residual", lambda: rk.fused_add_rms_norm(_t(2, 8), torch.ones(2, 8, dtype=torch.int64)), TypeError, "residual has dtype torch.int64"),
+    ("module input", lambda: rk.RMSNorm([4, 8]).to(DEVICE)(_t(2, 8)), ValueError, r"trailing dims are \(4, 8\)"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "make, error, message", [b[1:] for b in BAD_INPUTS], ids=[b[0] for b in BAD_INPUTS]
+)
+def test_bad_input_names_the_problem(make, error, message):
+    with pytest.raises(error, match=message):
+        make()
+
+
+@pytest.mark.skipif(DEVICE == "cpu", reason="needs a GPU to put tensors on two devices")
+def test_tensors_on_different_devices():
+    with pytest.raises(ValueError, match="weight is on cpu but x is on cuda"):
+        rk.rms_norm(_t(2, 8), torch.ones(8))
+    with pytest.raises(ValueError, match="residual is on cpu but x is on cuda"):
+        rk.fused_add_rms_norm(_t(2, 8), torch.ones(2, 8))
+
+
+@pytest.mark.skipif(DEVICE != "cpu", reason="checks the CPU-without-interpreter error")
+def test_cpu_tensors_without_interpreter(monkeypatch):
+    monkeypatch.setattr(ops, "_INTERPRETING", False)
+    with pytest.raises(ValueError, match="x is a CPU tensor but Triton's interpreter is off"):
+        rk.rms_norm(_t(2, 8))
+
+
+@pytest.mark.skipif(DEVICE != "cpu", reason="on a GPU machine the CPU tensor is the mismatch")
+def test_tensors_on_different_devices_cpu_and_meta():
+    with pytest.raises(ValueError, match="weight is on meta but x is on cpu"):
+        rk.rms_norm(_t(2, 8), torch.ones(8, device="meta"))
+
+
+# ---------------------------------------------------------------------------------------------
+# Modules
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("shape", [16, [3, 8]], ids=["1d", "2d"])
+@pytest.mark.parametrize("affine", [True, False])
+def test_rmsnorm_module_is_a_drop_in(shape, affine):
+    ours = rk.RMSNorm(shape, eps=1e-5, elementwise_affine=affine, device=DEVICE)
+    theirs = torch.nn.RMSNorm(shape, eps=1e-5, elementwise_affine=affine, device=DEVICE)
+    assert isinstance(ours, torch.nn.RMSNorm)
+    assert ours.state_dict().keys() == theirs.state_dict().keys()
+    if affine:
+        with torch.no_grad():
+            theirs.weight.copy_(torch.randn_like(theirs.weight))
+        ours.load_state_dict(theirs.state_dict())
+        theirs.load_state_dict(ours.state_dict())
+    trailing = [shape] if isinstance(shape, int) else shape
+    x = torch.randn(2, 5, *trailing, device=DEVICE)
+    assert_close(ours(x), theirs(x), F32, "module output")
+
+
+def test_rmsnorm_module_defaults_match_torch():
+    ours, theirs = rk.RMSNorm(8), torch.nn.RMSNorm(8)
+    assert (ours.eps, ours.elementwise_affine, ours.normalized_shape) == (
+        theirs.eps,
+        theirs.elementwise_affine,
+        theirs.normalized_shape,
+    )
+    assert torch.equal(ours.weight, theirs.weight)
+
+
+def test_fused_add_module():
+    module = rk.FusedAddRMSNorm(32, eps=1e-6, device=DEVICE)
+    assert list(module.state_dict()) == ["weight"]
+    x, residual = torch.randn(2, 3, 32, device=DEVICE), torch.randn(2, 3, 32, device=DEVICE)
+    out, residual_out = module(x, residual)
+    expected, expected_residual = fused_add_rms_norm_reference(x, residual, module.weight, 1e-6)
+    assert_close(out, expected, F32, "out")
+    assert_close(residual_out, expected_residual, F32, "residual_out")
+    out.sum().backward()
+    assert module.weight.grad is not None and math.isfinite(module.weight.grad.sum().item())
+
+
+def test_public_api():
+    assert set(rk.__all__) >= {"rms_norm", "fused_add_rms_norm", "RMSNorm", "FusedAddRMSNorm"}
+    assert re.fullmatch(r"\d+\.\d+\.\d+", rk.__version__)
