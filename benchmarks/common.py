@@ -46,6 +46,8 @@ DEFAULT_SHAPES = [
 SMOKE_SHAPES = [(1, 256, "bf16"), (16, 1000, "f32"), (3, 20000, "bf16")]
 
 BACKENDS = ["triton", "torch", "torch_compile", "liger", "quack", "flydsl"]
+# An ad-hoc run may measure fewer backends (the others are skipped): "triton,torch".
+BACKENDS_VAR = "RMSNORM_BENCH_BACKENDS"
 OPS = ("rms_norm", "fused_add")
 EPS = 1e-6
 
@@ -120,6 +122,9 @@ def make_backend(name: str, op: str):
     """The callable (x, w) -> y for rms_norm, or (x, r, w) -> (y, residual_out) for fused_add."""
     import torch
 
+    chosen = os.environ.get(BACKENDS_VAR)
+    if chosen and name not in chosen.split(","):
+        raise Unavailable(f"not among {BACKENDS_VAR}={chosen}")
     if name == "triton":
         import rmsnorm_kernels
 
@@ -298,7 +303,7 @@ def timed_call(fn, p: Problem, phase: str):
     return backward
 
 
-def time_per_call(call, c: Contract) -> list[float]:
+def seconds_per_call(call, c: Contract) -> list[float]:
     """Seconds per call: one sample per `c.iters` back-to-back calls, after `c.warmup` calls."""
     import torch
 
@@ -323,7 +328,7 @@ def time_per_call(call, c: Contract) -> list[float]:
     return samples
 
 
-def device_time_per_call(call, c: Contract) -> list[float]:
+def device_seconds_per_call(call, c: Contract) -> list[float]:
     """Device-only seconds per call: the call captured once in a CUDA graph, replays timed.
 
     Host work (Python, autograd, launch overhead) is out of this figure.
@@ -339,7 +344,7 @@ def device_time_per_call(call, c: Contract) -> list[float]:
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
         call()
-    return time_per_call(graph.replay, c)
+    return seconds_per_call(graph.replay, c)
 
 
 def peak_memory(call) -> int:
@@ -380,13 +385,13 @@ def measure_case(op: str, phase: str, shape: Shape, backend: str, c: Contract) -
         p = make_problem(op, shape)
         validate(fn, p)
         call = timed_call(fn, p, phase)
-        m = Measurement(time=time_per_call(call, c))
+        m = Measurement(time=seconds_per_call(call, c))
         if DEVICE == "cpu":
             m.device_time_skipped = "device time and GPU memory are measured on GPUs only"
             return m
         m.peak_memory = peak_memory(call)
         try:
-            m.device_time = device_time_per_call(call, c)
+            m.device_time = device_seconds_per_call(call, c)
         except Exception as e:  # capture is not possible for every backend
             torch.cuda.synchronize()
             m.device_time_skipped = f"CUDA graph capture failed: {type(e).__name__}: {e}"
@@ -434,3 +439,21 @@ def ideal_bytes(op: str, phase: str, shape: Shape, programs: int = 0) -> int:
         return tensors * mn * e + n * e + 4 * m
     tensors = 3 if op == "rms_norm" else 4  # dy, x, dx (+ d_residual_out)
     return tensors * mn * e + 2 * n * e + 4 * m + 8 * programs * n
+
+
+def seed_table(rows, markdown=False) -> str:
+    """The seed PR's table. rows: (op, Shape, ours seconds, torch seconds)."""
+    head = ["op", "shape", "dtype", "Triton (us)", "Torch (us)", "Torch/Triton"]
+    lines = []
+    for op, shape, ours, theirs in rows:
+        ratio = f"{theirs / ours:.2f}x" if ours and theirs else "n/a"
+        cells = [op, f"{shape.m}x{shape.n}", shape.dtype, _us(ours), _us(theirs), ratio]
+        lines.append(cells)
+    if markdown:
+        out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+        return "\n".join(out + ["| " + " | ".join(c) + " |" for c in lines])
+    return "\n".join("\t".join(c) for c in [head] + lines)
+
+
+def _us(seconds) -> str:
+    return "n/a" if seconds is None else f"{seconds * 1e6:.1f}"

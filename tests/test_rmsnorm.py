@@ -6,6 +6,7 @@ rmsnorm_kernels.reference.
 """
 
 import math
+import os
 import re
 from dataclasses import dataclass
 
@@ -433,3 +434,31 @@ def test_fused_add_module():
 def test_public_api():
     assert set(rk.__all__) >= {"rms_norm", "fused_add_rms_norm", "RMSNorm", "FusedAddRMSNorm"}
     assert re.fullmatch(r"\d+\.\d+\.\d+", rk.__version__)
+
+
+# ---------------------------------------------------------------------------------------------
+# The seed's opt-in comparison with PyTorch (prints the table; the asv suites track it)
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.skipif(
+    os.environ.get("RMSNORM_COMPARE_TORCH") != "1", reason="opt-in: set RMSNORM_COMPARE_TORCH=1"
+)
+def test_rmsnorm_backward_torch_benchmark():
+    """Public autograd backward vs public autograd backward, gradients checked first.
+
+    Shapes from RMSNORM_BWD_BENCH_SHAPES="M,N,dtype;..." (default: the suite's matrix).
+    """
+    from benchmarks import common
+
+    rows = []
+    for shape in common.shapes_for("backward"):
+        for op in ("rms_norm", "fused_add"):
+            figures = {}
+            for backend in ("triton", "torch"):
+                m = common.measure_case(op, "backward", shape, backend, common.contract())
+                assert not m.failed, m.failed
+                figures[backend] = common.median(m.time)
+            name = "rmsnorm_bwd" if op == "rms_norm" else "fused_add_bwd"
+            rows.append((name, shape, figures["triton"], figures["torch"]))
+    print("\n" + common.seed_table(rows))

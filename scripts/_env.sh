@@ -1,0 +1,39 @@
+# Sourced by scripts/run and scripts/compare: set up .venv and the environment asv runs in.
+# Sets: machine (from --machine or the GPU's name, "cpu-smoke" without one), RMSNORM_* vars.
+# Expects: machine, gpu (may be empty); the caller is in the repository root.
+bash scripts/setup >&2
+root=$PWD
+export PATH="$root/.venv/bin:$PATH"
+export RMSNORM_TORCH_PYTHON="$root/.venv/bin/python"
+if [[ -n ${gpu:-} ]]; then
+  [[ $gpu =~ ^[0-9]+$ ]] || { echo "$0: --gpu takes a GPU index, got '$gpu'" >&2; exit 2; }
+  export CUDA_VISIBLE_DEVICES=$gpu
+fi
+if [[ -d .whl ]]; then
+  export PIP_NO_INDEX=1 PIP_FIND_LINKS="$root/.whl"
+fi
+facts=$(python scripts/machine-info)
+if [[ $(python -c 'import json,sys; print(json.loads(sys.argv[1])["gpu_count"])' "$facts") != 0 ]]; then
+  export RMSNORM_BENCH_DEVICE=cuda
+  default_machine=$(python -c 'import json,re,sys; print(re.sub("[^a-z0-9]+", "-", json.loads(sys.argv[1])["gpu"].lower()).strip("-"))' "$facts")
+else
+  export RMSNORM_BENCH_DEVICE=cpu
+  default_machine=cpu-smoke
+fi
+machine=${machine:-$default_machine}
+[[ $machine =~ ^[A-Za-z0-9._-]+$ ]] || { echo "$0: machine name '$machine' may hold letters, digits, '.', '_' and '-' only" >&2; exit 2; }
+# one Triton cache per machine name and GPU, so runs side by side never share one
+export TRITON_CACHE_DIR="$root/.asv/triton-cache/$machine${gpu:+-gpu$gpu}"
+
+asv machine --yes --machine "$machine" >/dev/null
+python - "$machine" "$facts" "${gpu:-}" <<'PY'
+import json, os, sys
+name, facts, gpu = sys.argv[1], json.loads(sys.argv[2]), sys.argv[3]
+path = os.path.expanduser("~/.asv-machine.json")
+data = json.load(open(path))
+data[name].update(facts)
+if gpu:
+    data[name]["gpu_index"] = gpu
+json.dump(data, open(path, "w"), indent=4)
+print(f"{os.path.basename(sys.argv[0])}: machine {name}: {json.dumps(data[name])}", file=sys.stderr)
+PY
