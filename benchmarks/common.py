@@ -430,15 +430,20 @@ def median(samples) -> float:
     return s[mid] if len(s) % 2 else (s[mid - 1] + s[mid]) / 2
 
 
-def ideal_bytes(op: str, phase: str, shape: Shape, programs: int = 0) -> int:
-    """Bytes an ideal kernel moves (shared/anchors' definition); used for bandwidth figures."""
+def ideal_bytes(op: str, phase: str, shape: Shape) -> int:
+    """Bytes an ideal kernel moves, the figure bandwidths are quoted against.
+
+    forward: read x (+ residual), write y (+ residual_out), read w, write fp32 rstd;
+    backward: read dy, x (+ d_residual_out), write one input gradient, read w and rstd,
+    write dw. dweight partials and re-reads are the implementation's cost, not counted.
+    """
     e = {"bf16": 2, "f16": 2, "f32": 4}[shape.dtype]
     mn, n, m = shape.m * shape.n, shape.n, shape.m
     if phase == "forward":
         tensors = 2 if op == "rms_norm" else 4  # x, y (+ residual, residual_out)
         return tensors * mn * e + n * e + 4 * m
     tensors = 3 if op == "rms_norm" else 4  # dy, x, dx (+ d_residual_out)
-    return tensors * mn * e + 2 * n * e + 4 * m + 8 * programs * n
+    return tensors * mn * e + 2 * n * e + 4 * m
 
 
 def seed_table(rows, markdown=False) -> str:
