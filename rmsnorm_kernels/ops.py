@@ -236,7 +236,9 @@ def rms_norm(x: torch.Tensor, weight: torch.Tensor | None = None, eps: float | N
     x2 = _rows(x)
     if weight is not None:
         weight = weight.contiguous()
-    if _needs_autograd(x, weight):
+    if torch.compiler.is_compiling():  # the custom op: traced without a graph break
+        y, _ = torch.ops.rmsnorm_kernels.rms_norm_fwd(x2, weight, eps)
+    elif _needs_autograd(x, weight):
         y = RMSNormFunction.apply(x2, weight, eps)
     else:
         y, _, _ = rms_norm_forward(x2, weight, eps)
@@ -261,7 +263,9 @@ def fused_add_rms_norm(
     x2, r2 = _rows(x), _rows(residual)
     if weight is not None:
         weight = weight.contiguous()
-    if _needs_autograd(x, residual, weight):
+    if torch.compiler.is_compiling():
+        y, s, _ = torch.ops.rmsnorm_kernels.fused_add_rms_norm_fwd(x2, r2, weight, eps)
+    elif _needs_autograd(x, residual, weight):
         y, s = FusedAddRMSNormFunction.apply(x2, r2, weight, eps)
     else:
         y, s, _ = rms_norm_forward(x2, weight, eps, residual=r2)

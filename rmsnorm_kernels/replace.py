@@ -1,0 +1,74 @@
+"""replace_rmsnorm: swap a model's RMSNorm modules for this package's, in place."""
+
+import warnings
+
+import torch
+
+from .modules import RMSNorm
+
+
+class LlamaStyleRMSNorm(RMSNorm):
+    """The replacement of a Hugging Face Llama-style RMSNorm (eps in ``variance_epsilon``).
+
+    Those modules return ``weight * normalized.to(x.dtype)``, whose dtype is the promotion of
+    the weight's and x's. Where the two dtypes agree this is rms_norm up to one rounding of
+    the product; where they differ (an fp32 weight on bf16 activations gives an fp32 output)
+    the original computation runs, so the output dtype and values never change.
+    """
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.weight is not None and self.weight.dtype != x.dtype:
+            xf = x.float()
+            normalized = xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + self.eps)
+            return self.weight * normalized.to(x.dtype)
+        return super().forward(x)
+
+    @property
+    def variance_epsilon(self):  # the attribute name the replaced module's users read
+        return self.eps
+
+
+def _replacement(module: torch.nn.Module):
+    """A replacement sharing the module's weight Parameter, or None where semantics differ."""
+    if isinstance(module, RMSNorm):
+        return None  # already ours
+    if isinstance(module, torch.nn.RMSNorm):
+        new = RMSNorm(module.normalized_shape, module.eps, module.elementwise_affine)
+    elif type(module).__name__.endswith("RMSNorm") and hasattr(module, "variance_epsilon"):
+        weight = getattr(module, "weight", None)
+        if not isinstance(weight, torch.nn.Parameter) or weight.dim() != 1:
+            return None
+        if any(name != "weight" for name, _ in module.named_parameters(recurse=False)):
+            return None  # a bias or an offset: not this computation
+        new = LlamaStyleRMSNorm(weight.shape[0], float(module.variance_epsilon))
+    else:
+        return None
+    new.weight = module.weight  # the same Parameter object: optimizer state stays valid
+    new.train(module.training)
+    return new
+
+
+def replace_rmsnorm(model: torch.nn.Module) -> int:
+    """Replace, in place, every ``torch.nn.RMSNorm`` and Llama-style Hugging Face RMSNorm.
+
+    Returns how many modules were replaced. Each keeps its weight Parameter. Modules named
+    ``*RMSNorm`` whose computation differs (e.g. Gemma's ``x * (1 + weight)``, whose eps is
+    ``eps``) are left alone and named in a warning.
+    """
+    replaced, left = 0, []
+    for parent_name, parent in list(model.named_modules()):
+        for name, child in list(parent.named_children()):
+            new = _replacement(child)
+            if new is not None:
+                setattr(parent, name, new)
+                replaced += 1
+            elif type(child).__name__.endswith("RMSNorm") and not isinstance(child, RMSNorm):
+                path = f"{parent_name}.{name}" if parent_name else name
+                left.append(f"{path} ({type(child).__name__})")
+    if left:
+        warnings.warn(
+            f"replace_rmsnorm left {len(left)} module(s) alone, their computation differs from "
+            f"RMSNorm's: {', '.join(left)}",
+            stacklevel=2,
+        )
+    return replaced

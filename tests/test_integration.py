@@ -1,0 +1,161 @@
+"""Drop-in use: custom ops under torch.compile, CUDA graphs, replace_rmsnorm on real models."""
+
+import copy
+import warnings
+
+import pytest
+import torch
+
+import rmsnorm_kernels as rk
+from rmsnorm_kernels.reference import tolerance
+
+from .conftest import DEVICE
+
+OPS = torch.ops.rmsnorm_kernels
+
+
+def _inputs(m=6, n=96, dtype=torch.float32):
+    g = torch.Generator().manual_seed(3)
+    make = lambda *s: torch.randn(*s, generator=g).to(dtype).to(DEVICE).requires_grad_()  # noqa: E731
+    return make(m, n), make(m, n), make(n)
+
+
+@pytest.mark.parametrize(
+    "name", ["rms_norm", "rms_norm_noweight", "fused_add_rms_norm", "fused_add_noweight"]
+)
+def test_custom_ops_pass_opcheck(name):
+    x, r, w = _inputs()
+    w = None if name.endswith("noweight") else w
+    if name.startswith("rms_norm"):
+        op, args = OPS.rms_norm_fwd, (x, w, 1e-6)
+    else:
+        op, args = OPS.fused_add_rms_norm_fwd, (x, r, w, 1e-6)
+    result = torch.library.opcheck(op, args)
+    assert set(result.values()) == {"SUCCESS"}, result
+
+
+def _model_fn(x, r, w):
+    y = rk.rms_norm(x.view(2, 3, -1), w)
+    out, s = rk.fused_add_rms_norm(y, r.view(2, 3, -1), w)
+    return (out.float() ** 2).sum() + s.float().sum()
+
+
+def test_compile_fullgraph_matches_eager():
+    x, r, w = _inputs()
+    compiled = torch.compile(_model_fn, fullgraph=True, backend="aot_eager")
+    loss = compiled(x, r, w)
+    loss.backward()
+    got = [loss.detach()] + [t.grad.clone() for t in (x, r, w)]
+    for t in (x, r, w):
+        t.grad = None
+    loss = _model_fn(x, r, w)
+    loss.backward()
+    expected = [loss.detach()] + [t.grad for t in (x, r, w)]
+    for name, a, b in zip(["loss", "dx", "dresidual", "dweight"], got, expected, strict=True):
+        torch.testing.assert_close(a, b, **tolerance(torch.float32), msg=name)
+
+
+@pytest.mark.skipif(DEVICE == "cpu", reason="CUDA graphs need a GPU")
+def test_cuda_graph_capture_and_replay():
+    x, r, w = _inputs(64, 4096, torch.bfloat16)
+    static = [t.detach().clone().requires_grad_() for t in (x, r, w)]
+
+    def step():
+        for t in static:
+            t.grad = None
+        _model_fn(*static).backward()
+
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        for _ in range(2):
+            step()
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        step()
+    with torch.no_grad():  # new inputs, same buffers
+        for t, new in zip(static, _inputs(64, 4096, torch.bfloat16), strict=True):
+            t.copy_(new.detach() * 0.5)
+    graph.replay()
+    got = [t.grad.clone() for t in static]
+    eager = [t.detach().clone().requires_grad_() for t in static]
+    _model_fn(*eager).backward()
+    for a, t in zip(got, eager, strict=True):
+        torch.testing.assert_close(a.float(), t.grad.float(), **tolerance(torch.bfloat16))
+
+
+# ---------------------------------------------------------------------------------------------
+# replace_rmsnorm
+# ---------------------------------------------------------------------------------------------
+
+
+class GemmaStyleRMSNorm(torch.nn.Module):
+    """x * (1 + weight): named *RMSNorm but not the same computation."""
+
+    def __init__(self, n, eps=1e-6):
+        super().__init__()
+        self.eps = eps
+        self.weight = torch.nn.Parameter(torch.zeros(n))
+
+    def forward(self, x):
+        return torch.nn.functional.rms_norm(x, x.shape[-1:], eps=self.eps) * (1 + self.weight)
+
+
+def test_replace_torch_rmsnorm_keeps_parameters():
+    model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.RMSNorm(8, eps=1e-5))
+    weight = model[1].weight
+    optimizer = torch.optim.Adam(model.parameters())
+    assert rk.replace_rmsnorm(model) == 1
+    assert isinstance(model[1], rk.RMSNorm) and model[1].weight is weight
+    assert model[1].eps == 1e-5
+    assert any(p is weight for p in optimizer.param_groups[0]["params"])
+    assert rk.replace_rmsnorm(model) == 0  # nothing left to replace
+
+
+def test_replace_leaves_different_semantics_alone_and_reports():
+    model = torch.nn.Sequential(torch.nn.RMSNorm(8), GemmaStyleRMSNorm(8))
+    with pytest.warns(UserWarning, match=r"left 1 module\(s\) alone.*1 \(GemmaStyleRMSNorm\)"):
+        assert rk.replace_rmsnorm(model) == 1
+    assert type(model[1]) is GemmaStyleRMSNorm
+
+
+def test_replaced_llama_trains_like_the_original():
+    transformers = pytest.importorskip("transformers")
+    config = transformers.LlamaConfig(
+        vocab_size=64,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        max_position_embeddings=32,
+    )
+    torch.manual_seed(0)
+    original = transformers.LlamaForCausalLM(config).to(DEVICE)
+    ours = copy.deepcopy(original)
+    norms = [m for m in original.modules() if type(m).__name__ == "LlamaRMSNorm"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # nothing may be left alone in a Llama
+        assert rk.replace_rmsnorm(ours) == len(norms) == 2 * 2 + 1
+    assert not any(type(m).__name__ == "LlamaRMSNorm" for m in ours.modules())
+
+    # SGD: Adam would turn rounding-level differences of near-zero gradients into full steps
+    optimizers = [torch.optim.SGD(m.parameters(), lr=0.5, momentum=0.9) for m in (original, ours)]
+    g = torch.Generator().manual_seed(1)
+    for step in range(3):
+        ids = torch.randint(0, 64, (2, 12), generator=g).to(DEVICE)
+        losses = []
+        for model, optimizer in zip((original, ours), optimizers, strict=True):
+            optimizer.zero_grad()
+            loss = model(input_ids=ids, labels=ids).loss
+            loss.backward()
+            losses.append(loss.detach())
+        torch.testing.assert_close(losses[1], losses[0], rtol=1e-5, atol=1e-5, msg=f"step {step}")
+        named = dict(ours.named_parameters())
+        for name, p in original.named_parameters():
+            torch.testing.assert_close(
+                named[name].grad, p.grad, rtol=1e-4, atol=1e-5, msg=f"step {step}: {name}"
+            )
+        for optimizer in optimizers:
+            optimizer.step()
