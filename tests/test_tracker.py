@@ -1,0 +1,113 @@
+"""The tracker's own logic: shape overrides, results merging, regression checks, offline page."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from benchmarks import common
+
+ROOT = Path(__file__).resolve().parent.parent
+COLUMNS = ["result", "params", "version", "started_at", "duration"]
+
+
+def script(name, *args):
+    return subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / name), *map(str, args)],
+        capture_output=True,
+        text=True,
+    )
+
+
+def test_parse_shapes():
+    shapes = common.parse_shapes("1,4096,bf16; 512,3000,f32;", "VAR")
+    assert [s.label for s in shapes] == ["1x4096-bf16", "512x3000-f32"]
+    assert common.Shape.from_label("512x3000-f32") == shapes[1]
+
+
+@pytest.mark.parametrize("bad", ["1,4096", "a,4096,bf16", "1,4096,fp8", "1,0,f32", " ; "])
+def test_parse_shapes_names_the_bad_entry(bad):
+    with pytest.raises(ValueError, match="RMSNORM_BWD_BENCH_SHAPES") as e:
+        common.parse_shapes(bad, "RMSNORM_BWD_BENCH_SHAPES")
+    if bad.strip(" ;"):
+        assert repr(bad.strip()) in str(e.value) or repr(bad) in str(e.value)
+
+
+def write_run(folder: Path, commit: str, date: int, values: dict):
+    """An asv results file with one parametrized benchmark of the given (case, backend) values."""
+    cases = sorted({c for c, _ in values})
+    backends = sorted({b for _, b in values})
+    result = [values.get((c, b)) for c in cases for b in backends]
+    params = [[repr(c) for c in cases], [repr(b) for b in backends]]
+    run = {
+        "commit_hash": commit,
+        "date": date,
+        "params": {"machine": folder.name},
+        "result_columns": COLUMNS,
+        "results": {"bench_rmsnorm.RMSNormBackward.track_time": [result, params, "v", 0, 1.0]},
+    }
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{commit[:8]}-virtualenv-py3.11.json"
+    path.write_text(json.dumps(run))
+    return path
+
+
+def test_merge_results_copies_new_and_refuses_conflicts(tmp_path):
+    ours, theirs = tmp_path / "ours", tmp_path / "theirs"
+    kept = write_run(ours / "h200", "a" * 40, 1, {("1x4096-bf16", "triton"): 1e-4})
+    write_run(theirs / "h200", "a" * 40, 1, {("1x4096-bf16", "triton"): 1e-4})  # identical
+    write_run(theirs / "mi355x", "b" * 40, 2, {("1x4096-bf16", "triton"): 2e-4})  # new
+    done = script("merge-results", theirs, "--into", ours)
+    assert done.returncode == 0, done.stderr
+    assert "1 file(s) copied, 1 already here" in done.stdout
+    assert (ours / "mi355x" / f"{'b' * 8}-virtualenv-py3.11.json").exists()
+
+    write_run(theirs / "h200", "a" * 40, 1, {("1x4096-bf16", "triton"): 9e-4})  # conflicts
+    write_run(theirs / "h200", "c" * 40, 3, {("1x4096-bf16", "triton"): 1e-4})  # would be new
+    before = kept.read_text()
+    refused = script("merge-results", theirs, "--into", ours)
+    assert refused.returncode != 0
+    assert str(kept) in refused.stderr and "nothing copied" in refused.stderr
+    assert kept.read_text() == before
+    assert not (ours / "h200" / f"{'c' * 8}-virtualenv-py3.11.json").exists()
+
+
+def test_merge_results_refuses_files_that_are_not_results(tmp_path):
+    (tmp_path / "src" / "h200").mkdir(parents=True)
+    (tmp_path / "src" / "h200" / "x.json").write_text("{not json")
+    refused = script("merge-results", tmp_path / "src", "--into", tmp_path / "dst")
+    assert refused.returncode != 0 and "x.json: not JSON" in refused.stderr
+
+
+def test_check_regressions_names_benchmark_and_parameters(tmp_path):
+    folder = tmp_path / "results" / "h200"
+    write_run(
+        folder, "a" * 40, 1, {("4096x4096-bf16", "triton"): 1.0e-4, ("1x4096-bf16", "triton"): 5e-5}
+    )
+    write_run(
+        folder, "b" * 40, 2, {("4096x4096-bf16", "triton"): 1.3e-4, ("1x4096-bf16", "triton"): 5e-5}
+    )
+    found = script("check-regressions", "--results", tmp_path / "results", "--threshold", 1.2)
+    assert found.returncode == 1
+    assert "RMSNormBackward.track_time('4096x4096-bf16', 'triton')" in found.stdout
+    assert "1x4096-bf16" not in found.stdout.split("REGRESSION", 1)[1]
+    lenient = script("check-regressions", "--results", tmp_path / "results", "--threshold", 1.5)
+    assert lenient.returncode == 0, lenient.stdout
+
+
+def test_offline_html_serves_cdn_files_locally(tmp_path):
+    (tmp_path / "index.html").write_text(
+        '<script src="https://code.jquery.com/jquery-3.3.1.min.js" integrity="sha256-x" '
+        'crossorigin="anonymous"></script>\n'
+        '<link rel="stylesheet" href="https://cdn.jsdelivr.net/npm/bootstrap@3.1.1/dist/css/bootstrap.min.css">'
+    )
+    done = script("offline-html", tmp_path)
+    assert done.returncode == 0, done.stderr
+    page = (tmp_path / "index.html").read_text()
+    assert "https://" not in page and 'src="vendor/jquery.min.js"' in page
+    assert (tmp_path / "vendor" / "css" / "bootstrap.min.css").is_file()
+    (tmp_path / "index.html").write_text('<script src="https://example.org/unknown.js"></script>')
+    refused = script("offline-html", tmp_path)
+    assert refused.returncode != 0 and "unknown.js" in refused.stderr
