@@ -328,22 +328,25 @@ def seconds_per_call(call, c: Contract) -> list[float]:
     return samples
 
 
-def device_seconds_per_call(call, c: Contract) -> list[float]:
+def device_seconds_per_call(make_call, c: Contract) -> list[float]:
     """Device-only seconds per call: the call captured once in a CUDA graph, replays timed.
 
-    Host work (Python, autograd, launch overhead) is out of this figure.
+    Host work (Python, autograd, launch overhead) is out of this figure. `make_call` builds
+    the call; it runs on the capturing stream, so a backward's forward graph does too (the
+    autograd engine runs each backward op on its forward op's stream).
     """
     import torch
 
     stream = torch.cuda.Stream()
     stream.wait_stream(torch.cuda.current_stream())
+    graph = torch.cuda.CUDAGraph()
     with torch.cuda.stream(stream):
+        call = make_call()
         for _ in range(3):
             call()
+        with torch.cuda.graph(graph, stream=stream):
+            call()
     torch.cuda.current_stream().wait_stream(stream)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        call()
     return seconds_per_call(graph.replay, c)
 
 
@@ -391,7 +394,7 @@ def measure_case(op: str, phase: str, shape: Shape, backend: str, c: Contract) -
             return m
         m.peak_memory = peak_memory(call)
         try:
-            m.device_time = device_seconds_per_call(call, c)
+            m.device_time = device_seconds_per_call(lambda: timed_call(fn, p, phase), c)
         except Exception as e:  # capture is not possible for every backend
             torch.cuda.synchronize()
             m.device_time_skipped = f"CUDA graph capture failed: {type(e).__name__}: {e}"
