@@ -18,6 +18,8 @@ CHUNK_N = 4096
 # Smallest number of elements a program handles at once in the single-block path: small rows
 # are batched so that each program still has a few thousand elements in flight.
 MIN_TILE_ELEMENTS = 4096
+# Warps per program: one for every this many elements of the tile (1 to 16 warps).
+ELEMENTS_PER_WARP = 512
 # Persistent backward grid: programs per multiprocessor. Each program writes one fp32 row of
 # dweight partials, so more programs cost more partial traffic for dweight.
 BACKWARD_PROGRAMS_PER_SM = 2
@@ -37,11 +39,12 @@ class RowConfig:
     @classmethod
     def from_heuristic(cls, n: int) -> "RowConfig":
         if n > MAX_SINGLE_BLOCK_N:
-            return cls(single_block=False, block_m=1, block_n=CHUNK_N, num_warps=8)
+            warps = min(16, max(1, CHUNK_N // ELEMENTS_PER_WARP))
+            return cls(single_block=False, block_m=1, block_n=CHUNK_N, num_warps=warps)
         block_n = triton.next_power_of_2(n)
         block_m = max(1, MIN_TILE_ELEMENTS // block_n)
         tile = block_m * block_n
-        num_warps = min(16, max(1, tile // 512))
+        num_warps = min(16, max(1, tile // ELEMENTS_PER_WARP))
         return cls(single_block=True, block_m=block_m, block_n=block_n, num_warps=num_warps)
 
 
