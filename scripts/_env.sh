@@ -20,11 +20,28 @@ else
   export RMSNORM_BENCH_DEVICE=cpu
   default_machine=cpu-smoke
 fi
-machine=${machine:-$default_machine}
+# runs side by side on several GPUs of one host get their own machine name by default
+machine=${machine:-$default_machine${gpu:+-gpu$gpu}}
 [[ $machine =~ ^[A-Za-z0-9._-]+$ ]] || { echo "$0: machine name '$machine' may hold letters, digits, '.', '_' and '-' only" >&2; exit 2; }
 # one Triton cache per machine name and GPU, so runs side by side never share one
 export TRITON_CACHE_DIR="$root/.asv/triton-cache/$machine${gpu:+-gpu$gpu}"
 
+# asv's config, with its own environment directory per GPU, so that runs on two GPUs of one
+# host never build into the same environment
+conf=asv.conf.json
+if [[ -n ${gpu:-} ]]; then
+  conf=.asv-gpu$gpu.json  # beside asv.conf.json: asv resolves paths from the config's folder
+  python - "$conf" "$gpu" <<'PY'
+import json, re, sys
+conf = json.loads(re.sub(r"^\s*//.*$", "", open("asv.conf.json").read(), flags=re.M))
+conf["env_dir"] = f".asv/env-gpu{sys.argv[2]}"
+json.dump(conf, open(sys.argv[1], "w"), indent=4)
+PY
+fi
+
+# the machine file is shared by every run of this user: update it under a lock
+exec 9>"$HOME/.asv-machine.json.lock"
+flock 9
 asv machine --yes --machine "$machine" >/dev/null
 python - "$machine" "$facts" "${gpu:-}" <<'PY'
 import json, os, sys
@@ -37,3 +54,4 @@ if gpu:
 json.dump(data, open(path, "w"), indent=4)
 print(f"{os.path.basename(sys.argv[0])}: machine {name}: {json.dumps(data[name])}", file=sys.stderr)
 PY
+flock -u 9

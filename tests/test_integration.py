@@ -159,3 +159,51 @@ def test_replaced_llama_trains_like_the_original():
             )
         for optimizer in optimizers:
             optimizer.step()
+
+
+# ---------------------------------------------------------------------------------------------
+# Several GPUs of one host
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.skipif(
+    torch.cuda.device_count() < 2,
+    reason=f"needs two GPUs; this machine has {torch.cuda.device_count()}",
+)
+def test_two_gpus_alternating_calls_are_correct_and_compile_once():
+    from rmsnorm_kernels import _config
+    from rmsnorm_kernels._kernels import _rms_norm_bwd_kernel, _rms_norm_fwd_kernel
+
+    def compiled(device_index):
+        return sum(
+            len(k.device_caches[device_index][0]) if device_index in k.device_caches else 0
+            for k in (_rms_norm_fwd_kernel, _rms_norm_bwd_kernel)
+        )
+
+    def step(device, m):
+        g = torch.Generator().manual_seed(m)
+        x, r, dy = (torch.randn(m, 4096, generator=g).to(device, torch.bfloat16) for _ in range(3))
+        w = torch.randn(4096, generator=g).to(device, torch.bfloat16)
+        x, r, w = (t.requires_grad_() for t in (x, r, w))
+        out, s = rk.fused_add_rms_norm(x, r, w)
+        out.backward(dy)
+        assert out.device == x.grad.device == w.grad.device == torch.device(device)
+        leaves = [t.detach().cpu().float().requires_grad_() for t in (x, r, w)]
+        expected, _ = rk.reference.fused_add_rms_norm_reference(*leaves)
+        expected.backward(dy.cpu().float())
+        for got, ref in zip(
+            (out, x.grad, w.grad), (expected, leaves[0].grad, leaves[2].grad), strict=True
+        ):
+            torch.testing.assert_close(got.float().cpu(), ref, atol=5e-2, rtol=5e-2)
+
+    _config.clear_caches()
+    for current, other in ((0, 1), (1, 0)):  # tensors on the GPU that is not current
+        with torch.cuda.device(current):
+            step(f"cuda:{other}", 64)
+    counts = (compiled(0), compiled(1))
+    for i in range(6):  # alternating devices, new M each call: nothing compiles again
+        step(f"cuda:{i % 2}", 32 + 7 * i)
+    assert (compiled(0), compiled(1)) == counts
+    # one launcher per device and op: the cache is keyed by device
+    assert _config.forward_launcher.cache_info().misses == 2
+    assert _config.backward_launcher.cache_info().misses == 2
