@@ -136,6 +136,8 @@ def make_backend(name: str, op: str):
     if DEVICE == "cpu":
         raise Unavailable(f"{name} runs on GPUs only; the CPU smoke mode measures triton and torch")
     if name == "torch_compile":
+        # the timed backward keeps its graph (retain_graph=True): no donated buffers then
+        torch._functorch.config.donated_buffer = False
         return torch.compile(_torch_eager(op))
     if name == "liger":
         if op != "rms_norm":
@@ -344,7 +346,8 @@ def device_seconds_per_call(make_call, c: Contract) -> list[float]:
         call = make_call()
         for _ in range(3):
             call()
-        with torch.cuda.graph(graph, stream=stream):
+        # thread_local: the autograd engine launches the backward from its own thread
+        with torch.cuda.graph(graph, stream=stream, capture_error_mode="thread_local"):
             call()
     torch.cuda.current_stream().wait_stream(stream)
     return seconds_per_call(graph.replay, c)
@@ -394,7 +397,9 @@ def measure_case(op: str, phase: str, shape: Shape, backend: str, c: Contract) -
             return m
         m.peak_memory = peak_memory(call)
         try:
-            m.device_time = device_seconds_per_call(lambda: timed_call(fn, p, phase), c)
+            # a fresh problem (same seed): its leaves too are made on the capturing stream
+            fresh = lambda: timed_call(fn, make_problem(op, shape), phase)  # noqa: E731
+            m.device_time = device_seconds_per_call(fresh, c)
         except Exception as e:  # capture is not possible for every backend
             torch.cuda.synchronize()
             m.device_time_skipped = f"CUDA graph capture failed: {type(e).__name__}: {e}"
