@@ -25,8 +25,10 @@ def _log(message):
 
 
 class _Suite:
-    op = ""
-    phase = ""
+    """What the four suites share. Each suite defines its own ``setup_cache``: asv keys that
+    cache by the function's source line, so one inherited definition would make all four
+    suites share one measurement."""
+
     param_names = ["case", "backend"]
     rounds = 1  # every figure comes from setup_cache's one run: a second round would repeat it
     repeat = 1
