@@ -10,6 +10,8 @@ from dataclasses import dataclass
 import torch
 import triton
 
+from ._kernels import _rms_norm_bwd_kernel, _rms_norm_fwd_kernel
+
 # Rows up to this many elements are held in registers in one block; longer rows take the
 # chunked path. 16K elements is 32 fp32 values per thread at 16 warps.
 MAX_SINGLE_BLOCK_N = 16384
@@ -65,8 +67,6 @@ class ForwardLauncher:
     has_residual: bool
 
     def __call__(self, grid, *args):
-        from ._kernels import _rms_norm_fwd_kernel
-
         c = self.config
         _rms_norm_fwd_kernel[grid](
             *args,
@@ -87,8 +87,6 @@ class BackwardLauncher:
     max_programs: int
 
     def __call__(self, grid, *args):
-        from ._kernels import _rms_norm_bwd_kernel
-
         c = self.config
         _rms_norm_bwd_kernel[grid](
             *args,
