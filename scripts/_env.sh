@@ -31,12 +31,7 @@ export TRITON_CACHE_DIR="$root/.asv/triton-cache/$machine${gpu:+-gpu$gpu}"
 conf=asv.conf.json
 if [[ -n ${gpu:-} ]]; then
   conf=.asv-gpu$gpu.json  # beside asv.conf.json: asv resolves paths from the config's folder
-  python - "$conf" "$gpu" <<'PY'
-import json, re, sys
-conf = json.loads(re.sub(r"^\s*//.*$", "", open("asv.conf.json").read(), flags=re.M))
-conf["env_dir"] = f".asv/env-gpu{sys.argv[2]}"
-json.dump(conf, open(sys.argv[1], "w"), indent=4)
-PY
+  python scripts/asvfiles.py conf-copy "$conf" "env_dir=.asv/env-gpu$gpu"
 fi
 
 # the machine file is shared by every run of this user: update it under a lock
