@@ -113,7 +113,7 @@ def test_forward(case, op):
         torch_y = F.rms_norm(x, (case.n,), weight)
         if case.lead[0] and not ops._INTERPRETING:
             ours = (y.float().cpu() - expected.cpu()).abs().max()
-            theirs = (torch_y.float() - expected.cpu()).abs().max()
+            theirs = (torch_y.float().cpu() - expected.cpu()).abs().max()
             assert ours <= 2 * theirs + 1e-6, f"error {ours} vs PyTorch's {theirs}"
     else:
         y, residual_out = rk.fused_add_rms_norm(x, residual, weight)
