@@ -30,6 +30,14 @@ ELEMENTS_PER_WARP = 512
 # 2 / 4 / 8 per SM gave 128.6 / 152.2 / 193.2 us (16384x4096 bf16) and 144.7 / 169.1 /
 # 216.7 us (8192x8192 bf16) for the plain backward; the fused backward ranks alike.
 BACKWARD_PROGRAMS_PER_SM = 2
+# Rows of the backward's single-block path per program and iteration: at least this many
+# elements (its warps follow ELEMENTS_PER_WARP).
+BACKWARD_MIN_TILE_ELEMENTS = 4096
+# Issue the loads of the next row block before reducing the current one (single-block path).
+BACKWARD_PREFETCH = False
+# Problems up to this many elements take a one-program backward grid, which writes dweight
+# itself: one launch instead of two, for shapes whose time is launch overhead anyway.
+SINGLE_PROGRAM_ELEMENTS = 65536
 # The interpreter runs programs one after another: a few are enough to exercise the grid.
 INTERPRETER_PROGRAMS = 4
 
@@ -44,12 +52,12 @@ class RowConfig:
     num_warps: int
 
     @classmethod
-    def from_heuristic(cls, n: int) -> "RowConfig":
+    def from_heuristic(cls, n: int, min_tile: int = MIN_TILE_ELEMENTS) -> "RowConfig":
         if n > MAX_SINGLE_BLOCK_N:
             warps = min(16, max(1, CHUNK_N // ELEMENTS_PER_WARP))
             return cls(single_block=False, block_m=1, block_n=CHUNK_N, num_warps=warps)
         block_n = triton.next_power_of_2(n)
-        block_m = max(1, MIN_TILE_ELEMENTS // block_n)
+        block_m = max(1, min_tile // block_n)
         tile = block_m * block_n
         num_warps = min(16, max(1, tile // ELEMENTS_PER_WARP))
         return cls(single_block=True, block_m=block_m, block_n=block_n, num_warps=num_warps)
@@ -85,6 +93,14 @@ class BackwardLauncher:
     has_weight: bool
     compute_dw: bool
     max_programs: int
+    prefetch: bool
+
+    def programs(self, m: int, n: int) -> int:
+        """The persistent grid for m rows; one program (dweight written directly) when the
+        problem is small and its rows fit one block."""
+        if self.config.single_block and m * n <= SINGLE_PROGRAM_ELEMENTS:
+            return 1
+        return min(triton.cdiv(m, self.config.block_m), self.max_programs)
 
     def __call__(self, grid, *args):
         c = self.config
@@ -93,6 +109,7 @@ class BackwardLauncher:
             HAS_WEIGHT=self.has_weight,
             COMPUTE_DW=self.compute_dw,
             SINGLE_BLOCK=c.single_block,
+            PREFETCH=self.prefetch,
             BLOCK_M=c.block_m,
             BLOCK_N=c.block_n,
             num_warps=c.num_warps,
@@ -113,13 +130,17 @@ def backward_launcher(
     bucket: int, x_dtype: torch.dtype, w_dtype, compute_dw: bool, device: torch.device
 ) -> BackwardLauncher:
     """The backward launcher for one cache key; fused and plain backward share it."""
-    config = RowConfig.from_heuristic(bucket or MAX_SINGLE_BLOCK_N + 1)
+    config = RowConfig.from_heuristic(bucket or MAX_SINGLE_BLOCK_N + 1, BACKWARD_MIN_TILE_ELEMENTS)
     if device.type == "cpu":
         max_programs = INTERPRETER_PROGRAMS
     else:
         max_programs = BACKWARD_PROGRAMS_PER_SM * multiprocessor_count(device)
     return BackwardLauncher(
-        config, has_weight=w_dtype is not None, compute_dw=compute_dw, max_programs=max_programs
+        config,
+        has_weight=w_dtype is not None,
+        compute_dw=compute_dw,
+        max_programs=max_programs,
+        prefetch=BACKWARD_PREFETCH,
     )
 
 

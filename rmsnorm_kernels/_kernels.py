@@ -91,6 +91,25 @@ def _rms_norm_fwd_kernel(
             tl.store(Y + rows * stride_y + c, y.to(Y.dtype.element_ty), mask=mask)
 
 
+@triton.jit
+def _load_row_block(
+    DY, stride_dy, X, stride_x, RSTD, DRES, stride_dres, row_start, M, N, has_dres,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+):  # fmt: skip
+    """One block of rows of the backward's inputs; rows at or past M read as zeros."""
+    rows = row_start + tl.arange(0, BLOCK_M)
+    row_mask = rows < M
+    rstd = tl.load(RSTD + rows, mask=row_mask, other=0.0)[:, None]
+    rows = rows.to(tl.int64)[:, None]
+    cols = tl.arange(0, BLOCK_N)[None, :]
+    mask = row_mask[:, None] & (cols < N)
+    x = tl.load(X + rows * stride_x + cols, mask=mask, other=0.0)
+    dy = tl.load(DY + rows * stride_dy + cols, mask=mask, other=0.0)
+    # has_dres == 0 masks every element off: no memory is read then
+    dres = tl.load(DRES + rows * stride_dres + cols, mask=mask & (has_dres != 0), other=0.0)
+    return x, dy, dres, rstd
+
+
 @triton.jit(do_not_specialize=["M", "has_dres"])
 def _rms_norm_bwd_kernel(
     DY,  # gradient of the output [M, N]
@@ -104,12 +123,14 @@ def _rms_norm_bwd_kernel(
     DX,  # gradient of the input [M, N]
     stride_dx,
     DW_PARTIAL,  # fp32 [num_programs, N]: this program's share of dweight (COMPUTE_DW)
+    DW,  # dweight [N]: written directly, in its dtype, when the grid is one program
     M,
     N,
     has_dres,  # a run-time flag, so the fused backward compiles once with or without it
     HAS_WEIGHT: tl.constexpr,
     COMPUTE_DW: tl.constexpr,
     SINGLE_BLOCK: tl.constexpr,
+    PREFETCH: tl.constexpr,  # load the next row block before working on this one
     BLOCK_M: tl.constexpr,
     BLOCK_N: tl.constexpr,
 ):
@@ -121,30 +142,46 @@ def _rms_norm_bwd_kernel(
         if HAS_WEIGHT:
             w = tl.load(W + cols, mask=col_mask, other=0.0).to(tl.float32)
         dw_acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
+        step = num_programs * BLOCK_M
         # Persistent loop: this program takes row blocks pid, pid + P, pid + 2P, ...
-        for row_start in range(pid * BLOCK_M, M, num_programs * BLOCK_M):
+        # With PREFETCH the loads of the next block are issued before this block's
+        # reduction, so they are in flight while it computes.
+        if PREFETCH:
+            nx, ndy, ndres, nrstd = _load_row_block(
+                DY, stride_dy, X, stride_x, RSTD, DRES, stride_dres, pid * BLOCK_M, M, N,
+                has_dres, BLOCK_M, BLOCK_N,
+            )  # fmt: skip
+        for row_start in range(pid * BLOCK_M, M, step):
+            if PREFETCH:
+                x, dy, dres, rstd = nx, ndy, ndres, nrstd
+                nx, ndy, ndres, nrstd = _load_row_block(
+                    DY, stride_dy, X, stride_x, RSTD, DRES, stride_dres, row_start + step, M,
+                    N, has_dres, BLOCK_M, BLOCK_N,
+                )  # fmt: skip
+            else:
+                x, dy, dres, rstd = _load_row_block(
+                    DY, stride_dy, X, stride_x, RSTD, DRES, stride_dres, row_start, M, N,
+                    has_dres, BLOCK_M, BLOCK_N,
+                )  # fmt: skip
             rows = row_start + tl.arange(0, BLOCK_M)
-            row_mask = rows < M
-            rstd = tl.load(RSTD + rows, mask=row_mask, other=0.0)[:, None]
+            mask = (rows < M)[:, None] & col_mask
             rows = rows.to(tl.int64)[:, None]
-            mask = row_mask[:, None] & col_mask
-            x = tl.load(X + rows * stride_x + cols, mask=mask, other=0.0).to(tl.float32)
-            dy = tl.load(DY + rows * stride_dy + cols, mask=mask, other=0.0).to(tl.float32)
-            xhat = x * rstd
+            xhat = x.to(tl.float32) * rstd
+            dy = dy.to(tl.float32)
             g = dy
             if HAS_WEIGHT:
                 g = dy * w
             mean_gx = tl.sum(g * xhat, axis=1)[:, None] / N
-            dx = (g - xhat * mean_gx) * rstd
-            if has_dres != 0:
-                dres = tl.load(DRES + rows * stride_dres + cols, mask=mask, other=0.0)
-                dx += dres.to(tl.float32)
+            dx = (g - xhat * mean_gx) * rstd + dres.to(tl.float32)
             tl.store(DX + rows * stride_dx + cols, dx.to(DX.dtype.element_ty), mask=mask)
             if COMPUTE_DW:
                 dw_acc += dy * xhat
         if COMPUTE_DW:
             partial = tl.sum(dw_acc, axis=0)[None, :]
-            tl.store(DW_PARTIAL + pid.to(tl.int64) * N + cols, partial, mask=col_mask)
+            if num_programs == 1:  # the whole sum: no reduction launch follows
+                tl.store(DW + cols, partial.to(DW.dtype.element_ty), mask=col_mask)
+            else:
+                tl.store(DW_PARTIAL + pid.to(tl.int64) * N + cols, partial, mask=col_mask)
     else:
         # Rows too long for one block: one row at a time, in BLOCK_N chunks. The partial
         # dweight row belongs to this program alone, so updating it in place is race-free

@@ -151,9 +151,14 @@ def rms_norm_backward(dy, x, weight, rstd, d_residual_out=None, compute_dw=True)
         dw = torch.empty_like(weight)
     if m == 0:
         return dx, dw
-    row_blocks = triton.cdiv(m, launcher.config.block_m)
-    programs = min(row_blocks, launcher.max_programs)
-    partial = torch.empty((programs, n), dtype=torch.float32, device=x.device) if compute_dw else dx
+    programs = launcher.programs(m, n)
+    # a one-program single-block grid writes dweight itself; rstd then stands in for the
+    # partials, which that path never touches
+    reduce_partials = compute_dw and (programs > 1 or not launcher.config.single_block)
+    if reduce_partials:
+        partial = torch.empty((programs, n), dtype=torch.float32, device=x.device)
+    else:
+        partial = rstd
     has_dres = d_residual_out is not None
     dres = d_residual_out if has_dres else dy
     w = weight if weight is not None else x
@@ -161,9 +166,9 @@ def rms_norm_backward(dy, x, weight, rstd, d_residual_out=None, compute_dw=True)
         launcher(
             (programs,),
             dy, dy.stride(0), x, x.stride(0), w, rstd, dres, dres.stride(0),
-            dx, dx.stride(0), partial, m, n, int(has_dres),
+            dx, dx.stride(0), partial, dw if compute_dw else w, m, n, int(has_dres),
         )  # fmt: skip
-        if compute_dw:
+        if reduce_partials:
             block_n = 256
             _sum_partials_kernel[(triton.cdiv(n, block_n),)](
                 partial, dw, programs, n, BLOCK_P=32, BLOCK_N=block_n, num_warps=4
