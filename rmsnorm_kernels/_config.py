@@ -25,16 +25,18 @@ MIN_TILE_ELEMENTS = 4096
 # 131.5 / 128.6 / 132.9 us for the 16384x4096 bf16 backward and 75.2 / 69.2 / 69.1 us for
 # its forward; 512 is at or near the best everywhere measured.
 ELEMENTS_PER_WARP = 512
-# Persistent backward grid: programs per multiprocessor. Each program writes one fp32 row of
-# dweight partials, so more programs cost more partial traffic for dweight. Same sweep:
-# 2 / 4 / 8 per SM gave 128.6 / 152.2 / 193.2 us (16384x4096 bf16) and 144.7 / 169.1 /
-# 216.7 us (8192x8192 bf16) for the plain backward; the fused backward ranks alike.
-BACKWARD_PROGRAMS_PER_SM = 2
-# Rows of the backward's single-block path per program and iteration: at least this many
-# elements (its warps follow ELEMENTS_PER_WARP).
-BACKWARD_MIN_TILE_ELEMENTS = 4096
-# Issue the loads of the next row block before reducing the current one (single-block path).
-BACKWARD_PREFETCH = False
+# The backward, chosen by scripts/sweep-config on an H200 (commit ccfdf6a, device time, us,
+# for prefetch off/on x tile 4096/8192 elements x 1/2 programs per SM):
+# - Prefetching the next row block wins at every large shape: 16384x4096 bf16 130.3 -> 115.1
+#   (fused 154.2 -> 134.7), 8192x8192 bf16 140.6 -> 108.2 (fused 154.5 -> 134.0), 32768x8192
+#   bf16 510.3 -> 396.1 (fused 579.7 -> 502.5).
+# - With prefetch, one program per SM beats two everywhere (115.1 vs 127.7 us at 16384x4096;
+#   each program also writes an fp32 row of dweight partials, which the reduction reads).
+# - The tile is best at about 16 KB of x per iteration: 8192 elements (two rows) for bf16 at
+#   N = 4096 (138.2 -> 115.1 us), but 4096 for f32 (4096x4096 f32: 60.5 us vs 80.2 us).
+BACKWARD_PROGRAMS_PER_SM = 1
+BACKWARD_PREFETCH = True
+BACKWARD_TILE_BYTES = 16384
 # Problems up to this many elements take a one-program backward grid, which writes dweight
 # itself: one launch instead of two, for shapes whose time is launch overhead anyway.
 SINGLE_PROGRAM_ELEMENTS = 65536
@@ -130,7 +132,8 @@ def backward_launcher(
     bucket: int, x_dtype: torch.dtype, w_dtype, compute_dw: bool, device: torch.device
 ) -> BackwardLauncher:
     """The backward launcher for one cache key; fused and plain backward share it."""
-    config = RowConfig.from_heuristic(bucket or MAX_SINGLE_BLOCK_N + 1, BACKWARD_MIN_TILE_ELEMENTS)
+    tile = BACKWARD_TILE_BYTES // x_dtype.itemsize
+    config = RowConfig.from_heuristic(bucket or MAX_SINGLE_BLOCK_N + 1, tile)
     if device.type == "cpu":
         max_programs = INTERPRETER_PROGRAMS
     else:
