@@ -25,6 +25,9 @@ MIN_TILE_ELEMENTS = 4096
 # 131.5 / 128.6 / 132.9 us for the 16384x4096 bf16 backward and 75.2 / 69.2 / 69.1 us for
 # its forward; 512 is at or near the best everywhere measured.
 ELEMENTS_PER_WARP = 512
+# The forward of f32 rows: fewer warps (same sweep at commit ccfdf6a, 4096x4096 f32: 40.0 us
+# at 512 elements per warp, 36.8 us at 1024; the fused forward 69.0 / 69.7 us, a tie).
+F32_FORWARD_ELEMENTS_PER_WARP = 1024
 # The backward, chosen by scripts/sweep-config on an H200 (commit ccfdf6a, device time, us,
 # for prefetch off/on x tile 4096/8192 elements x 1/2 programs per SM):
 # - Prefetching the next row block wins at every large shape: 16384x4096 bf16 130.3 -> 115.1
@@ -54,14 +57,17 @@ class RowConfig:
     num_warps: int
 
     @classmethod
-    def from_heuristic(cls, n: int, min_tile: int = MIN_TILE_ELEMENTS) -> "RowConfig":
+    def from_heuristic(cls, n: int, min_tile: int | None = None, per_warp: int | None = None):
+        """The config for rows of n elements (the module's constants fill the defaults)."""
+        min_tile = min_tile or MIN_TILE_ELEMENTS
+        per_warp = per_warp or ELEMENTS_PER_WARP
         if n > MAX_SINGLE_BLOCK_N:
-            warps = min(16, max(1, CHUNK_N // ELEMENTS_PER_WARP))
+            warps = min(16, max(1, CHUNK_N // per_warp))
             return cls(single_block=False, block_m=1, block_n=CHUNK_N, num_warps=warps)
         block_n = triton.next_power_of_2(n)
         block_m = max(1, min_tile // block_n)
         tile = block_m * block_n
-        num_warps = min(16, max(1, tile // ELEMENTS_PER_WARP))
+        num_warps = min(16, max(1, tile // per_warp))
         return cls(single_block=True, block_m=block_m, block_n=block_n, num_warps=num_warps)
 
 
@@ -123,7 +129,8 @@ def forward_launcher(
     bucket: int, x_dtype: torch.dtype, w_dtype, has_residual: bool, device: torch.device
 ) -> ForwardLauncher:
     """The forward launcher for one cache key. ``w_dtype`` is None when there is no weight."""
-    config = RowConfig.from_heuristic(bucket or MAX_SINGLE_BLOCK_N + 1)
+    per_warp = F32_FORWARD_ELEMENTS_PER_WARP if x_dtype == torch.float32 else ELEMENTS_PER_WARP
+    config = RowConfig.from_heuristic(bucket or MAX_SINGLE_BLOCK_N + 1, per_warp=per_warp)
     return ForwardLauncher(config, has_weight=w_dtype is not None, has_residual=has_residual)
 
 
