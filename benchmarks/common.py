@@ -138,7 +138,11 @@ def make_backend(name: str, op: str):
     if name == "torch_compile":
         # the timed backward keeps its graph (retain_graph=True): no donated buffers then
         torch._functorch.config.donated_buffer = False
-        return torch.compile(_torch_eager(op))
+        # Each case gets a graph specialised to its shape, as a model with fixed shapes has.
+        # The reset keeps the cases apart: recompiling one function for shape after shape
+        # would pass dynamo's recompile limit (8), after which it silently runs eager.
+        torch._dynamo.reset()
+        return torch.compile(_torch_eager(op), dynamic=False)
     if name == "liger":
         if op != "rms_norm":
             raise Unavailable("Liger-Kernel is measured for plain RMSNorm only")

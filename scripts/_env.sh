@@ -25,6 +25,8 @@ machine=${machine:-$default_machine${gpu:+-gpu$gpu}}
 [[ $machine =~ ^[A-Za-z0-9._-]+$ ]] || { echo "$0: machine name '$machine' may hold letters, digits, '.', '_' and '-' only" >&2; exit 2; }
 # one Triton cache per machine name and GPU, so runs side by side never share one
 export TRITON_CACHE_DIR="$root/.asv/triton-cache/$machine${gpu:+-gpu$gpu}"
+# and one inductor cache (the torch_compile peer's compiled graphs), kept between runs
+export TORCHINDUCTOR_CACHE_DIR="$root/.asv/inductor-cache/$machine${gpu:+-gpu$gpu}"
 
 # asv's config, with its own environment directory per GPU, so that runs on two GPUs of one
 # host never build into the same environment
