@@ -1,7 +1,7 @@
 """Reading asv's files: its commented config, and the results of a machine.
 
-Imported by the Python scripts beside it; `python scripts/asvfiles.py conf-copy OUT KEY=VALUE...`
-and `python scripts/asvfiles.py conf-get CONF KEY` serve the shell scripts.
+Imported by the Python scripts beside it; `python scripts/asvfiles.py conf-copy OUT KEY=VALUE...`,
+`conf-get CONF KEY` and `union-benchmarks RESULTS_DIR` serve the shell scripts.
 """
 
 import itertools
@@ -45,6 +45,29 @@ def figures(run: dict, measured_only: bool = True) -> dict:
     return out
 
 
+def union_benchmarks(results_dir: Path) -> dict:
+    """benchmarks.json with each parameter list widened to every value some results file has.
+
+    asv publish shows only the parameter values listed in benchmarks.json, which holds those
+    of the last run on this clone: a machine measured with other shapes (the CPU smoke mode,
+    a per-commit subset) would vanish from the dashboard. Listed values keep their order;
+    values seen only in results are appended.
+    """
+    benchmarks = json.loads((results_dir / "benchmarks.json").read_text())
+    for f in sorted(results_dir.glob("*/*.json")):
+        if f.name == "machine.json":
+            continue
+        run = json.loads(f.read_text())
+        for bench, entry in run["results"].items():
+            row = dict(zip(run["result_columns"], entry, strict=False))
+            listed = benchmarks.get(bench, {}).get("params")
+            if not listed or not row.get("params"):
+                continue
+            for values, seen in zip(listed, row["params"], strict=False):
+                values.extend(v for v in seen if v not in values)
+    return benchmarks
+
+
 def main(argv):
     if argv[:1] == ["conf-copy"] and len(argv) >= 2:
         conf = read_conf()
@@ -54,8 +77,14 @@ def main(argv):
         Path(argv[1]).write_text(json.dumps(conf, indent=4))
     elif argv[:1] == ["conf-get"] and len(argv) == 3:
         print(read_conf(argv[1])[argv[2]])
+    elif argv[:1] == ["union-benchmarks"] and len(argv) == 2:
+        folder = Path(argv[1])
+        (folder / "benchmarks.json").write_text(json.dumps(union_benchmarks(folder), indent=4))
     else:
-        sys.exit("usage: asvfiles.py conf-copy OUT KEY=VALUE... | conf-get CONF KEY")
+        sys.exit(
+            "usage: asvfiles.py conf-copy OUT KEY=VALUE... | conf-get CONF KEY"
+            " | union-benchmarks RESULTS_DIR"
+        )
 
 
 if __name__ == "__main__":

@@ -97,6 +97,21 @@ def test_check_regressions_names_benchmark_and_parameters(tmp_path):
     assert lenient.returncode == 0, lenient.stdout
 
 
+def test_union_benchmarks_lists_every_machines_shapes(tmp_path):
+    results = tmp_path / "results"
+    write_run(results / "cpu-smoke", "a" * 40, 1, {("1x256-bf16", "triton"): 1e-3})
+    write_run(results / "h200", "b" * 40, 2, {("16384x4096-bf16", "torch"): 2e-4})
+    bench = "bench_rmsnorm.RMSNormBackward.track_time"
+    listed = {"params": [["'1x256-bf16'"], ["'triton'"]], "version": "v"}
+    (results / "benchmarks.json").write_text(json.dumps({bench: listed, "version": 2}))
+    before = (results / "benchmarks.json").read_text()
+    done = script("asvfiles.py", "union-benchmarks", results)
+    assert done.returncode == 0, done.stderr
+    params = json.loads((results / "benchmarks.json").read_text())[bench]["params"]
+    assert params == [["'1x256-bf16'", "'16384x4096-bf16'"], ["'triton'", "'torch'"]]
+    assert (results / "benchmarks.json").read_text() != before
+
+
 def test_offline_html_serves_cdn_files_locally(tmp_path):
     (tmp_path / "index.html").write_text(
         '<script src="https://code.jquery.com/jquery-3.3.1.min.js" integrity="sha256-x" '
