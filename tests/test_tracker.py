@@ -95,6 +95,12 @@ def test_check_regressions_names_benchmark_and_parameters(tmp_path):
     assert "1x4096-bf16" not in found.stdout.split("REGRESSION", 1)[1]
     lenient = script("check-regressions", "--results", tmp_path / "results", "--threshold", 1.5)
     assert lenient.returncode == 0, lenient.stdout
+    other = script("check-regressions", "--results", tmp_path / "results", "--bench", "device")
+    assert other.returncode == 0 and "0 figures compared" in other.stdout, other.stdout
+    chosen = script("check-regressions", "--results", tmp_path / "results", "--bench", "Backward")
+    assert chosen.returncode == 1 and "2 figures compared" in chosen.stdout, chosen.stdout
+    bad = script("check-regressions", "--results", tmp_path / "results", "--bench", "(")
+    assert bad.returncode != 0 and "not a regular expression" in bad.stderr
 
 
 def test_union_benchmarks_lists_every_machines_shapes(tmp_path):
