@@ -177,32 +177,39 @@ def rms_norm_backward(dy, x, weight, rstd, d_residual_out=None, compute_dw=True)
 
 
 # --------------------------------------------------------------------------------------------
-# Autograd: the Functions take 2-D rows; the public functions flatten before .apply.
+# Autograd: the Functions take inputs of any shape [..., N] and flatten them to rows inside
+# forward and backward, where no autograd view nodes are recorded (each would cost host time
+# in both passes).
 # --------------------------------------------------------------------------------------------
+
+
+def _shaped(t: torch.Tensor, shape) -> torch.Tensor:
+    return t if t.shape == shape else t.view(shape)
 
 
 class RMSNormFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, weight, eps):
-        y, _, rstd = rms_norm_forward(x, weight, eps)
-        ctx.save_for_backward(x, weight, rstd)
-        return y
+        x2 = _rows(x)
+        y, _, rstd = rms_norm_forward(x2, weight, eps)
+        ctx.save_for_backward(x2, weight, rstd)
+        return _shaped(y, x.shape)
 
     @staticmethod
     def backward(ctx, dy):
         x, weight, rstd = ctx.saved_tensors
         compute_dw = weight is not None and ctx.needs_input_grad[1]
         dx, dw = rms_norm_backward(_rows(dy), x, weight, rstd, compute_dw=compute_dw)
-        return dx, dw, None
+        return _shaped(dx, dy.shape), dw, None
 
 
 class FusedAddRMSNormFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, residual, weight, eps):
-        y, residual_out, rstd = rms_norm_forward(x, weight, eps, residual=residual)
+        y, residual_out, rstd = rms_norm_forward(_rows(x), weight, eps, residual=_rows(residual))
         ctx.save_for_backward(residual_out, weight, rstd)
         ctx.set_materialize_grads(False)  # an unused output's gradient stays None, not zeros
-        return y, residual_out
+        return _shaped(y, x.shape), _shaped(residual_out, x.shape)
 
     @staticmethod
     def backward(ctx, dy, d_residual_out):
@@ -215,8 +222,9 @@ class FusedAddRMSNormFunction(torch.autograd.Function):
         ds, dw = rms_norm_backward(
             _rows(dy), residual_out, weight, rstd, d_residual_out, compute_dw=compute_dw
         )
-        # x and residual receive the same gradient: one tensor serves both.
-        return ds, ds, dw, None
+        # x and residual receive the same gradient: one buffer serves both, through two views
+        # of it (given one tensor twice, or the buffer and a view of it, autograd would copy)
+        return ds.view(dy.shape), ds.view(dy.shape), dw, None
 
 
 # --------------------------------------------------------------------------------------------
@@ -238,16 +246,15 @@ def rms_norm(x: torch.Tensor, weight: torch.Tensor | None = None, eps: float | N
     _check_x("x", x)
     _check_weight(weight, x)
     eps = _resolve_eps(eps)
-    x2 = _rows(x)
     if weight is not None:
         weight = weight.contiguous()
     if torch.compiler.is_compiling():  # the custom op: traced without a graph break
-        y, _ = torch.ops.rmsnorm_kernels.rms_norm_fwd(x2, weight, eps)
+        y, _ = torch.ops.rmsnorm_kernels.rms_norm_fwd(_rows(x), weight, eps)
     elif _needs_autograd(x, weight):
-        y = RMSNormFunction.apply(x2, weight, eps)
+        return RMSNormFunction.apply(x, weight, eps)
     else:
-        y, _, _ = rms_norm_forward(x2, weight, eps)
-    return y.view(x.shape)
+        y, _, _ = rms_norm_forward(_rows(x), weight, eps)
+    return _shaped(y, x.shape)
 
 
 def fused_add_rms_norm(
@@ -265,13 +272,14 @@ def fused_add_rms_norm(
     _check_residual(residual, x)
     _check_weight(weight, x)
     eps = _resolve_eps(eps)
-    x2, r2 = _rows(x), _rows(residual)
     if weight is not None:
         weight = weight.contiguous()
     if torch.compiler.is_compiling():
-        y, s, _ = torch.ops.rmsnorm_kernels.fused_add_rms_norm_fwd(x2, r2, weight, eps)
+        y, s, _ = torch.ops.rmsnorm_kernels.fused_add_rms_norm_fwd(
+            _rows(x), _rows(residual), weight, eps
+        )
     elif _needs_autograd(x, residual, weight):
-        y, s = FusedAddRMSNormFunction.apply(x2, r2, weight, eps)
+        return FusedAddRMSNormFunction.apply(x, residual, weight, eps)
     else:
-        y, s, _ = rms_norm_forward(x2, weight, eps, residual=r2)
-    return y.view(x.shape), s.view(x.shape)
+        y, s, _ = rms_norm_forward(_rows(x), weight, eps, residual=_rows(residual))
+    return _shaped(y, x.shape), _shaped(s, x.shape)

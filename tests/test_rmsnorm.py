@@ -332,6 +332,22 @@ def test_no_grad_path_matches_autograd_path():
     assert out.requires_grad and not out2.requires_grad
 
 
+@pytest.mark.parametrize("lead", [(6,), (2, 3)], ids=["2-D", "3-D"])
+def test_autograd_graph_is_one_node_and_fused_gradient_one_buffer(lead):
+    """Host time: the public calls record one autograd node (no view nodes around it), and
+    the fused backward hands x and residual one buffer, which autograd does not copy."""
+    x, residual, weight, _, _ = make_inputs(Case(lead, 64, F32, F32), requires_grad=True)
+    y = rk.rms_norm(x, weight)
+    assert type(y.grad_fn).__name__ == "RMSNormFunctionBackward"
+    out, s = rk.fused_add_rms_norm(x, residual, weight)
+    assert (
+        type(out.grad_fn).__name__ == type(s.grad_fn).__name__ == "FusedAddRMSNormFunctionBackward"
+    )
+    (out.sum() + s.sum()).backward()
+    assert x.grad.shape == residual.grad.shape == x.shape
+    assert x.grad.data_ptr() == residual.grad.data_ptr()
+
+
 # ---------------------------------------------------------------------------------------------
 # Bad input: a clear error that names the problem
 # ---------------------------------------------------------------------------------------------
