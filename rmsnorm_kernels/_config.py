@@ -5,6 +5,7 @@ kernels do not specialise on it), so a new number of rows reuses the compiled ke
 """
 
 import functools
+import math
 from dataclasses import dataclass
 
 import torch
@@ -15,8 +16,10 @@ from ._kernels import _rms_norm_bwd_kernel, _rms_norm_fwd_kernel
 # Rows up to this many elements are held in registers in one block; longer rows take the
 # chunked path. 16K elements is 32 fp32 values per thread at 16 warps.
 MAX_SINGLE_BLOCK_N = 16384
-# Chunk width of the chunked path.
+# Chunk width of the chunked path, and how many chunks its loops keep in flight
+# (tl.range's num_stages: 1 is no software pipelining).
 CHUNK_N = 4096
+CHUNK_STAGES = 1
 # Smallest number of elements a program handles at once in the single-block path: small rows
 # are batched so that each program still has a few thousand elements in flight.
 MIN_TILE_ELEMENTS = 4096
@@ -55,6 +58,7 @@ class RowConfig:
     block_m: int
     block_n: int
     num_warps: int
+    chunk_stages: int = 1
 
     @classmethod
     def from_heuristic(cls, n: int, min_tile: int | None = None, per_warp: int | None = None):
@@ -63,12 +67,21 @@ class RowConfig:
         per_warp = per_warp or ELEMENTS_PER_WARP
         if n > MAX_SINGLE_BLOCK_N:
             warps = min(16, max(1, CHUNK_N // per_warp))
-            return cls(single_block=False, block_m=1, block_n=CHUNK_N, num_warps=warps)
+            return cls(
+                False, block_m=1, block_n=CHUNK_N, num_warps=warps, chunk_stages=CHUNK_STAGES
+            )
         block_n = triton.next_power_of_2(n)
         block_m = max(1, min_tile // block_n)
         tile = block_m * block_n
         num_warps = min(16, max(1, tile // per_warp))
         return cls(single_block=True, block_m=block_m, block_n=block_n, num_warps=num_warps)
+
+
+def row_alignment(n: int, *strides: int) -> int:
+    """The largest power of two up to 16 that divides n and every row stride: the kernels'
+    ALIGN, which lets rows such as N = 3000 be read in 16-byte vectors."""
+    g = math.gcd(n, *strides)
+    return min(16, g & -g)
 
 
 def shape_bucket(n: int) -> int:
@@ -82,7 +95,7 @@ class ForwardLauncher:
     has_weight: bool
     has_residual: bool
 
-    def __call__(self, grid, *args):
+    def __call__(self, grid, *args, align=1):
         c = self.config
         _rms_norm_fwd_kernel[grid](
             *args,
@@ -91,6 +104,8 @@ class ForwardLauncher:
             SINGLE_BLOCK=c.single_block,
             BLOCK_M=c.block_m,
             BLOCK_N=c.block_n,
+            ALIGN=align,
+            CHUNK_STAGES=c.chunk_stages,
             num_warps=c.num_warps,
         )
 
@@ -110,7 +125,7 @@ class BackwardLauncher:
             return 1
         return min(triton.cdiv(m, self.config.block_m), self.max_programs)
 
-    def __call__(self, grid, *args):
+    def __call__(self, grid, *args, align=1):
         c = self.config
         _rms_norm_bwd_kernel[grid](
             *args,
@@ -120,6 +135,8 @@ class BackwardLauncher:
             PREFETCH=self.prefetch,
             BLOCK_M=c.block_m,
             BLOCK_N=c.block_n,
+            ALIGN=align,
+            CHUNK_STAGES=c.chunk_stages,
             num_warps=c.num_warps,
         )
 

@@ -20,6 +20,17 @@ import triton
 import triton.language as tl
 
 
+@triton.jit
+def _aligned(value, ALIGN: tl.constexpr):
+    """value, known to the compiler as a multiple of ALIGN (which the caller guarantees).
+
+    Triton learns the alignment of integer arguments only up to "divisible by 16"; a row of
+    N = 3000 bf16 elements is 16-byte aligned (N is a multiple of 8), but without this hint
+    its loads and stores are not vectorised (half the bandwidth, measured on an H200).
+    """
+    return value // ALIGN * ALIGN
+
+
 @triton.jit(do_not_specialize=["M"])
 def _rms_norm_fwd_kernel(
     X,  # input rows [M, N]
@@ -40,7 +51,12 @@ def _rms_norm_fwd_kernel(
     SINGLE_BLOCK: tl.constexpr,
     BLOCK_M: tl.constexpr,
     BLOCK_N: tl.constexpr,
+    ALIGN: tl.constexpr,  # N and every row stride are multiples of this (see _aligned)
+    CHUNK_STAGES: tl.constexpr,  # chunks in flight at once on the chunked path (pipelining)
 ):
+    N = _aligned(N, ALIGN)
+    stride_x, stride_r = _aligned(stride_x, ALIGN), _aligned(stride_r, ALIGN)
+    stride_y, stride_s = _aligned(stride_y, ALIGN), _aligned(stride_s, ALIGN)
     rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
     row_mask = rows < M
     rows = rows.to(tl.int64)[:, None]
@@ -65,7 +81,7 @@ def _rms_norm_fwd_kernel(
         # Pass 1: sum of squares. Pass 2: recompute x (+ residual) and write. residual_out
         # is written in pass 2 only, so no pass reads what this program stored.
         sum_sq = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
-        for start in range(0, N, BLOCK_N):
+        for start in tl.range(0, N, BLOCK_N, num_stages=CHUNK_STAGES):
             c = start + cols
             mask = row_mask[:, None] & (c < N)
             x = tl.load(X + rows * stride_x + c, mask=mask, other=0.0)
@@ -76,7 +92,7 @@ def _rms_norm_fwd_kernel(
             sum_sq += x * x
         rstd = tl.math.rsqrt(tl.sum(sum_sq, axis=1) / N + eps)
         tl.store(RSTD + rows.reshape(BLOCK_M), rstd, mask=row_mask)
-        for start in range(0, N, BLOCK_N):
+        for start in tl.range(0, N, BLOCK_N, num_stages=CHUNK_STAGES):
             c = start + cols
             mask = row_mask[:, None] & (c < N)
             x = tl.load(X + rows * stride_x + c, mask=mask, other=0.0)
@@ -133,7 +149,12 @@ def _rms_norm_bwd_kernel(
     PREFETCH: tl.constexpr,  # load the next row block before working on this one
     BLOCK_M: tl.constexpr,
     BLOCK_N: tl.constexpr,
+    ALIGN: tl.constexpr,  # N and every row stride are multiples of this (see _aligned)
+    CHUNK_STAGES: tl.constexpr,  # chunks in flight at once on the chunked path (pipelining)
 ):
+    N = _aligned(N, ALIGN)
+    stride_dy, stride_x = _aligned(stride_dy, ALIGN), _aligned(stride_x, ALIGN)
+    stride_dres, stride_dx = _aligned(stride_dres, ALIGN), _aligned(stride_dx, ALIGN)
     pid = tl.program_id(0)
     num_programs = tl.num_programs(0)
     cols = tl.arange(0, BLOCK_N)[None, :]
@@ -185,18 +206,15 @@ def _rms_norm_bwd_kernel(
     else:
         # Rows too long for one block: one row at a time, in BLOCK_N chunks. The partial
         # dweight row belongs to this program alone, so updating it in place is race-free
-        # and its summation order is fixed.
+        # and its summation order is fixed. The grid has at most M programs, so each has a
+        # first row, which writes the partial row; later rows add to it.
         partial_row = DW_PARTIAL + pid.to(tl.int64) * N
-        if COMPUTE_DW:
-            for start in range(0, N, BLOCK_N):
-                c = start + cols
-                tl.store(partial_row + c, tl.zeros([1, BLOCK_N], dtype=tl.float32), mask=c < N)
         for row in range(pid, M, num_programs):
             rows = row + tl.arange(0, 1)  # a one-row block keeps the 2-D shapes of the fast path
             rstd = tl.load(RSTD + rows)[:, None]
             rows = rows.to(tl.int64)[:, None]
             acc = tl.zeros([1, BLOCK_N], dtype=tl.float32)
-            for start in range(0, N, BLOCK_N):
+            for start in tl.range(0, N, BLOCK_N, num_stages=CHUNK_STAGES):
                 c = start + cols
                 mask = c < N
                 x = tl.load(X + rows * stride_x + c, mask=mask, other=0.0).to(tl.float32)
@@ -205,7 +223,7 @@ def _rms_norm_bwd_kernel(
                     g = g * tl.load(W + c, mask=mask, other=0.0).to(tl.float32)
                 acc += g * x
             mean_gx = tl.sum(acc, axis=1)[:, None] * rstd / N
-            for start in range(0, N, BLOCK_N):
+            for start in tl.range(0, N, BLOCK_N, num_stages=CHUNK_STAGES):
                 c = start + cols
                 mask = c < N
                 x = tl.load(X + rows * stride_x + c, mask=mask, other=0.0).to(tl.float32)
@@ -220,8 +238,10 @@ def _rms_norm_bwd_kernel(
                     dx += dres.to(tl.float32)
                 tl.store(DX + rows * stride_dx + c, dx.to(DX.dtype.element_ty), mask=mask)
                 if COMPUTE_DW:
-                    old = tl.load(partial_row + c, mask=mask, other=0.0)
-                    tl.store(partial_row + c, old + dy * xhat, mask=mask)
+                    dw = dy * xhat
+                    if row != pid:
+                        dw += tl.load(partial_row + c, mask=mask, other=0.0)
+                    tl.store(partial_row + c, dw, mask=mask)
 
 
 @triton.jit

@@ -121,10 +121,12 @@ def rms_norm_forward(x, weight, eps: float, residual=None):
     s = residual_out if has_residual else y
     w = weight if weight is not None else x
     grid = (triton.cdiv(m, launcher.config.block_m),)
+    align = _config.row_alignment(n, x.stride(0), r.stride(0))  # y and s are contiguous
     with _on_device(x):
         launcher(
-            grid, x, x.stride(0), r, r.stride(0), w, y, y.stride(0), s, s.stride(0), rstd, m, n, eps
-        )
+            grid, x, x.stride(0), r, r.stride(0), w, y, y.stride(0), s, s.stride(0), rstd,
+            m, n, eps, align=align,
+        )  # fmt: skip
     return y, residual_out, rstd
 
 
@@ -162,11 +164,13 @@ def rms_norm_backward(dy, x, weight, rstd, d_residual_out=None, compute_dw=True)
     has_dres = d_residual_out is not None
     dres = d_residual_out if has_dres else dy
     w = weight if weight is not None else x
+    align = _config.row_alignment(n, dy.stride(0), x.stride(0), dres.stride(0))  # dx: n
     with _on_device(x):
         launcher(
             (programs,),
             dy, dy.stride(0), x, x.stride(0), w, rstd, dres, dres.stride(0),
             dx, dx.stride(0), partial, dw if compute_dw else w, m, n, int(has_dres),
+            align=align,
         )  # fmt: skip
         if reduce_partials:
             block_n = 256

@@ -57,6 +57,7 @@ CASES = [
     Case((2,), 40000, BF16, BF16),  # unaligned N past one block: the chunked generic path
     Case((3,), 20000, F32, F32),  # generic path in fp32
     Case((2,), 65536, BF16, F32),  # the largest N promised, mixed weight dtype
+    Case((9,), 16400, BF16, F32),  # chunked, more rows than programs: dweight rows add up
 ]
 IDS = [c.id for c in CASES]
 OPS = ["rms_norm", "fused_add"]
@@ -321,6 +322,41 @@ def test_noncontiguous_inputs():
     xr = x.detach().clone().requires_grad_()
     rms_norm_reference(xr, w).sum().backward()
     assert_close(x.grad, xr.grad, F32, "dx from expanded dy")
+
+
+def test_row_alignment_is_the_power_of_two_dividing_n_and_every_stride():
+    assert _config.row_alignment(4096, 4096) == 16  # capped: Triton knows 16 itself
+    assert _config.row_alignment(3000, 3000) == 8  # 16-byte rows of bf16
+    assert _config.row_alignment(3000, 3004, 3000) == 4
+    assert _config.row_alignment(3000, 3001) == 1
+    assert _config.row_alignment(96, 0) == 16  # a stride of 0 (one row, or expanded)
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_unaligned_n_with_row_strides_of_other_alignments(op):
+    # N = 3000 (a multiple of 8); x's rows 3004 apart (ALIGN 4), the residual's 3001 (ALIGN 1)
+    g = torch.Generator().manual_seed(4)
+    bases = [torch.randn(5, width, generator=g).to(BF16) for width in (3004, 3001)]
+    w = (1 + 0.1 * torch.randn(3000, generator=g)).to(BF16)
+    dy = torch.randn(5, 3000, generator=g).to(BF16).to(DEVICE)
+
+    def grads(fn):
+        leaves = leaf_copies(*[t.to(DEVICE) for t in (*bases, w)])
+        x, residual = (b[:, :3000] for b in leaves[:2])  # strided views of the leaves
+        assert (x.stride(0), residual.stride(0)) == (3004, 3001)
+        out = fn(x, leaves[2], EPS) if op == "rms_norm" else fn(x, residual, leaves[2], EPS)[0]
+        out.backward(dy.to(out.dtype))
+        return [out.detach()] + [t.grad for t in leaves]
+
+    if op == "rms_norm":
+        got, expected = grads(rk.rms_norm), grads(rms_norm_reference)
+    else:
+        got = grads(rk.fused_add_rms_norm)
+        expected = grads(fused_add_rms_norm_reference)
+    for name, a, b in zip(["out", "dx", "dresidual", "dweight"], got, expected, strict=True):
+        assert (a is None) == (b is None), name
+        if a is not None:
+            assert_close(a, b, BF16, name)
 
 
 def test_no_grad_path_matches_autograd_path():
