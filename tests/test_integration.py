@@ -35,8 +35,8 @@ def test_custom_ops_pass_opcheck(name):
 
 
 def _model_fn(x, r, w):
-    y = rk.rms_norm(x.view(2, 3, -1), w)
-    out, s = rk.fused_add_rms_norm(y, r.view(2, 3, -1), w)
+    y = rk.rms_norm(x.view(2, -1, x.shape[-1]), w)
+    out, s = rk.fused_add_rms_norm(y, r.view(2, -1, r.shape[-1]), w)
     return (out.float() ** 2).sum() + s.float().sum()
 
 
