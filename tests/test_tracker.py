@@ -1,6 +1,7 @@
 """The tracker's own logic: shape overrides, results merging, regression checks, offline page."""
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -52,6 +53,34 @@ def write_run(folder: Path, commit: str, date: int, values: dict):
     path = folder / f"{commit[:8]}-virtualenv-py3.11.json"
     path.write_text(json.dumps(run))
     return path
+
+
+def test_torch_compile_adapter_builds():
+    # its GPU-only set-up, run in a fresh process as asv's are (it once failed there only:
+    # a torch submodule that this test process had already imported)
+    code = (
+        "import torch._functorch\n"
+        "from benchmarks import common\n"
+        "common.DEVICE = 'cuda'\n"
+        "for op in common.OPS:\n"
+        "    assert callable(common.make_backend('torch_compile', op))\n"
+        "assert torch._functorch.config.donated_buffer is False\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != common.BACKENDS_VAR}
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+
+
+def test_an_error_in_one_backend_fails_only_its_case(monkeypatch):
+    def broken(name, op):
+        raise RuntimeError("adapter broke")
+
+    monkeypatch.setattr(common, "make_backend", broken)
+    shape = common.Shape(1, 256, "bf16")
+    m = common.measure_case("rms_norm", "forward", shape, "torch", common.contract())
+    assert m.failed == "RuntimeError: adapter broke" and m.time is None and not m.skipped
 
 
 def test_merge_results_copies_new_and_refuses_conflicts(tmp_path):
