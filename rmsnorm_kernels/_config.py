@@ -45,8 +45,12 @@ F32_FORWARD_ELEMENTS_PER_WARP = 1024
 # - The tile is best at about 16 KB of x per iteration: 8192 elements (two rows) for bf16 at
 #   N = 4096 (138.2 -> 115.1 us), but 4096 for f32 (4096x4096 f32: 60.5 us vs 80.2 us).
 BACKWARD_PROGRAMS_PER_SM = 1
+# The same for rows past one block (the chunked path), where each program walks whole rows.
+CHUNKED_BACKWARD_PROGRAMS_PER_SM = 1
 BACKWARD_PREFETCH = True
 BACKWARD_TILE_BYTES = 16384
+# The dweight reduction: each program sums all partial rows of this many columns.
+REDUCE_BLOCK_N = 256
 # Problems up to this many elements take a one-program backward grid, which writes dweight
 # itself: one launch instead of two, for shapes whose time is launch overhead anyway.
 SINGLE_PROGRAM_ELEMENTS = 65536
@@ -165,7 +169,10 @@ def backward_launcher(
     if device.type == "cpu":
         max_programs = INTERPRETER_PROGRAMS
     else:
-        max_programs = BACKWARD_PROGRAMS_PER_SM * multiprocessor_count(device)
+        per_sm = (
+            BACKWARD_PROGRAMS_PER_SM if config.single_block else CHUNKED_BACKWARD_PROGRAMS_PER_SM
+        )
+        max_programs = per_sm * multiprocessor_count(device)
     return BackwardLauncher(
         config,
         has_weight=w_dtype is not None,

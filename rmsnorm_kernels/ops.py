@@ -173,7 +173,7 @@ def rms_norm_backward(dy, x, weight, rstd, d_residual_out=None, compute_dw=True)
             align=align,
         )  # fmt: skip
         if reduce_partials:
-            block_n = 256
+            block_n = _config.REDUCE_BLOCK_N
             _sum_partials_kernel[(triton.cdiv(n, block_n),)](
                 partial, dw, programs, n, BLOCK_P=32, BLOCK_N=block_n, num_warps=4
             )
