@@ -45,12 +45,18 @@ F32_FORWARD_ELEMENTS_PER_WARP = 1024
 # - The tile is best at about 16 KB of x per iteration: 8192 elements (two rows) for bf16 at
 #   N = 4096 (138.2 -> 115.1 us), but 4096 for f32 (4096x4096 f32: 60.5 us vs 80.2 us).
 BACKWARD_PROGRAMS_PER_SM = 1
-# The same for rows past one block (the chunked path), where each program walks whole rows.
+# The same for rows past one block (the chunked path), where each program walks whole rows:
+# one beats two at CHUNK_N = 16384 (sweep at commit 1171e62, device us, 1 vs 2 per SM:
+# 256x65536 bf16 85.3 vs 92.5, fused 96.7 vs 103.8; 512x32768 66.1 vs 80.4, fused 80.2 vs 93.2).
 CHUNKED_BACKWARD_PROGRAMS_PER_SM = 1
 BACKWARD_PREFETCH = True
 BACKWARD_TILE_BYTES = 16384
-# The dweight reduction: each program sums all partial rows of this many columns.
-REDUCE_BLOCK_N = 256
+# The dweight reduction: each program sums all partial rows of this many columns. Narrow
+# blocks give more programs, and the reduction is latency-bound: sweep on an H200 (commit
+# 4b4ebd2, backward device time, us, for 64 / 128 / 256): 512x2048 bf16 10.3 / 11.5 / 13.3,
+# 128x4096 bf16 7.2 / 7.8 / 8.2, 512x3000 f32 9.2 / 10.8 / 14.7, 16384x4096 bf16
+# 112.8 / 113.3 / 115.4 (fused-add alike).
+REDUCE_BLOCK_N = 64
 # Problems up to this many elements take a one-program backward grid, which writes dweight
 # itself: one launch instead of two, for shapes whose time is launch overhead anyway.
 SINGLE_PROGRAM_ELEMENTS = 65536
