@@ -53,7 +53,7 @@ BACKWARD_PREFETCH = True
 BACKWARD_TILE_BYTES = 16384
 # The dweight reduction: each program sums all partial rows of this many columns. Narrow
 # blocks give more programs, and the reduction is latency-bound: sweep on an H200 (commit
-# 4b4ebd2, backward device time, us, for 64 / 128 / 256): 512x2048 bf16 10.3 / 11.5 / 13.3,
+# 1171e62, backward device time, us, for 64 / 128 / 256): 512x2048 bf16 10.3 / 11.5 / 13.3,
 # 128x4096 bf16 7.2 / 7.8 / 8.2, 512x3000 f32 9.2 / 10.8 / 14.7, 16384x4096 bf16
 # 112.8 / 113.3 / 115.4 (fused-add alike).
 REDUCE_BLOCK_N = 64
