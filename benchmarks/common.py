@@ -11,6 +11,7 @@ Every backend's outputs and gradients are checked against the fp32 reference fir
 """
 
 import os
+import re
 import time
 from dataclasses import dataclass, field
 
@@ -48,6 +49,9 @@ SMOKE_SHAPES = [(1, 256, "bf16"), (16, 1000, "f32"), (3, 20000, "bf16")]
 BACKENDS = ["triton", "torch", "torch_compile", "liger", "quack", "flydsl"]
 # An ad-hoc run may measure fewer backends (the others are skipped): "triton,torch".
 BACKENDS_VAR = "RMSNORM_BENCH_BACKENDS"
+# A file that every case's progress line is appended to as it finishes (scripts/run shows
+# it live: asv prints a suite's set-up output only when the set-up fails).
+PROGRESS_VAR = "RMSNORM_BENCH_PROGRESS"
 OPS = ("rms_norm", "fused_add")
 EPS = 1e-6
 
@@ -426,13 +430,40 @@ def measure_suite(op: str, phase: str, backends=BACKENDS, log=None) -> dict:
             t0 = time.perf_counter()
             m = measure_case(op, phase, shape, backend, c)
             results[(shape.label, backend)] = m
+            status = m.skipped and "skipped" or m.failed and "FAILED" or "ok"
+            line = (
+                f"[{op} {phase} {i + 1}/{len(shapes)}] {shape.label} {backend}: {status}"
+                f" ({time.perf_counter() - t0:.1f} s)"
+            )
             if log:
-                status = m.skipped and "skipped" or m.failed and "FAILED" or "ok"
-                log(
-                    f"[{op} {phase} {i + 1}/{len(shapes)}] {shape.label} {backend}: {status}"
-                    f" ({time.perf_counter() - t0:.1f} s)"
-                )
+                log(line)
+            if os.environ.get(PROGRESS_VAR):
+                with open(os.environ[PROGRESS_VAR], "a") as f:
+                    f.write(line + "\n")
     return results
+
+
+PROGRESS_LINE = re.compile(r"^\[(\S+) (\S+) \d+/\d+\] (\S+) (\S+): (\S+) \(([\d.]+) s\)$")
+
+
+def progress_summary(lines, top=8) -> str:
+    """Where a run's time went, from its progress lines: seconds per suite and backend, and
+    the slowest cases."""
+    cases = [m.groups() for m in map(PROGRESS_LINE.match, lines) if m]
+    if not cases:
+        return "no cases measured"
+    totals = {}
+    for op, phase, _, backend, status, sec in cases:
+        if status != "skipped":
+            totals[(op, phase, backend)] = totals.get((op, phase, backend), 0.0) + float(sec)
+    skipped = sum(c[4] == "skipped" for c in cases)
+    out = [f"{sum(float(c[5]) for c in cases):.0f} s in {len(cases)} cases ({skipped} skipped)"]
+    out.append("by suite and backend (cases not skipped):")
+    out += [f"  {op} {ph} {b}: {t:.1f} s" for (op, ph, b), t in totals.items()]
+    out.append("slowest cases:")
+    slowest = sorted(cases, key=lambda c: -float(c[5]))[:top]
+    out += [f"  {op} {ph} {label} {b}: {sec} s ({st})" for op, ph, label, b, st, sec in slowest]
+    return "\n".join(out)
 
 
 def median(samples) -> float:

@@ -83,6 +83,25 @@ def test_an_error_in_one_backend_fails_only_its_case(monkeypatch):
     assert m.failed == "RuntimeError: adapter broke" and m.time is None and not m.skipped
 
 
+def test_progress_lines_are_written_and_summed_up(tmp_path, monkeypatch):
+    progress = tmp_path / "progress.log"
+    monkeypatch.setenv(common.PROGRESS_VAR, str(progress))
+    monkeypatch.delenv(common.BWD_SHAPES_VAR, raising=False)
+    outcomes = {"triton": common.Measurement(time=[1.0]), "torch": common.Measurement(skipped="x")}
+    monkeypatch.setattr(common, "measure_case", lambda op, ph, shape, b, c: outcomes[b])
+    common.measure_suite("fused_add", "backward", backends=["triton", "torch"])
+    lines = progress.read_text().splitlines()
+    shapes = common.shapes_for("backward")
+    assert len(lines) == 2 * len(shapes)
+    assert lines[0].startswith(f"[fused_add backward 1/{len(shapes)}] {shapes[0].label} triton: ok")
+    assert lines[1].startswith(
+        f"[fused_add backward 1/{len(shapes)}] {shapes[0].label} torch: skipped"
+    )
+    summary = common.progress_summary(lines + ["asv noise", "[bad line"])
+    assert f"in {len(lines)} cases" in summary and "fused_add backward triton" in summary
+    assert common.progress_summary([]) == "no cases measured"
+
+
 def test_merge_results_copies_new_and_refuses_conflicts(tmp_path):
     ours, theirs = tmp_path / "ours", tmp_path / "theirs"
     kept = write_run(ours / "h200", "a" * 40, 1, {("1x4096-bf16", "triton"): 1e-4})
