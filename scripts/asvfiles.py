@@ -54,10 +54,8 @@ def union_benchmarks(results_dir: Path) -> dict:
     values seen only in results are appended.
     """
     benchmarks = json.loads((results_dir / "benchmarks.json").read_text())
-    for f in sorted(results_dir.glob("*/*.json")):
-        if f.name == "machine.json":
-            continue
-        run = json.loads(f.read_text())
+    runs = [run for folder in sorted(results_dir.glob("*/")) for run in load_runs(folder)]
+    for run in runs:
         for bench, entry in run["results"].items():
             row = dict(zip(run["result_columns"], entry, strict=False))
             listed = benchmarks.get(bench, {}).get("params")
