@@ -1,17 +1,19 @@
 """Launch configurations, chosen by heuristic and cached per (shape bucket, dtypes, flags, device).
 
-Everything that decides which kernel variant is compiled is in the cache key; M is not (the
-kernels do not specialise on it), so a new number of rows reuses the compiled kernel.
+Everything that decides which kernel variant is compiled is in the cache key or in ALIGN; the
+row count and strides are not (the kernels do not specialise on integers), so a new number of
+rows reuses the compiled kernel.
 """
 
 import functools
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 import triton
 
-from ._kernels import _rms_norm_bwd_kernel, _rms_norm_fwd_kernel
+from ._kernels import _rms_norm_bwd_kernel, _rms_norm_fwd_kernel, _sum_partials_kernel
+from ._launch import Variants
 
 # Rows up to this many elements are held in registers in one block; longer rows take the
 # chunked path. 16K elements is 32 fp32 values per thread at 16 warps.
@@ -108,11 +110,17 @@ class ForwardLauncher:
     config: RowConfig
     has_weight: bool
     has_residual: bool
+    # the compiled variants, one per ALIGN (the cache key fixes everything else)
+    variants: Variants = field(
+        default_factory=lambda: Variants(_rms_norm_fwd_kernel), compare=False, repr=False
+    )
 
-    def __call__(self, grid, *args, align=1):
+    def __call__(self, grid, *args, align=1, direct=False):
+        self.variants.launch(align, grid, args, lambda: self.options(align), direct)
+
+    def options(self, align: int) -> dict:
         c = self.config
-        _rms_norm_fwd_kernel[grid](
-            *args,
+        return dict(
             HAS_WEIGHT=self.has_weight,
             HAS_RESIDUAL=self.has_residual,
             SINGLE_BLOCK=c.single_block,
@@ -131,6 +139,9 @@ class BackwardLauncher:
     compute_dw: bool
     max_programs: int
     prefetch: bool
+    variants: Variants = field(
+        default_factory=lambda: Variants(_rms_norm_bwd_kernel), compare=False, repr=False
+    )
 
     def programs(self, m: int, n: int) -> int:
         """The persistent grid for m rows; one program (dweight written directly) when the
@@ -139,10 +150,12 @@ class BackwardLauncher:
             return 1
         return min(triton.cdiv(m, self.config.block_m), self.max_programs)
 
-    def __call__(self, grid, *args, align=1):
+    def __call__(self, grid, *args, align=1, direct=False):
+        self.variants.launch(align, grid, args, lambda: self.options(align), direct)
+
+    def options(self, align: int) -> dict:
         c = self.config
-        _rms_norm_bwd_kernel[grid](
-            *args,
+        return dict(
             HAS_WEIGHT=self.has_weight,
             COMPUTE_DW=self.compute_dw,
             SINGLE_BLOCK=c.single_block,
@@ -153,6 +166,24 @@ class BackwardLauncher:
             CHUNK_STAGES=c.chunk_stages,
             num_warps=c.num_warps,
         )
+
+
+@dataclass(frozen=True)
+class ReduceLauncher:
+    """The dweight reduction: column sums of the backward's fp32 partials."""
+
+    block_n: int
+    variants: Variants = field(
+        default_factory=lambda: Variants(_sum_partials_kernel), compare=False, repr=False
+    )
+
+    def __call__(self, partial, dw, programs: int, n: int, align=1, direct=False):
+        grid = (triton.cdiv(n, self.block_n),)
+        args = (partial, dw, programs, n)
+        self.variants.launch(align, grid, args, lambda: self.options(align), direct)
+
+    def options(self, align: int) -> dict:
+        return dict(BLOCK_P=32, BLOCK_N=self.block_n, ALIGN=align, num_warps=4)
 
 
 @functools.cache
@@ -189,6 +220,12 @@ def backward_launcher(
 
 
 @functools.cache
+def reduce_launcher(w_dtype: torch.dtype, device: torch.device) -> ReduceLauncher:
+    """The dweight reduction's launcher for one weight dtype and device."""
+    return ReduceLauncher(REDUCE_BLOCK_N)
+
+
+@functools.cache
 def multiprocessor_count(device: torch.device) -> int:
     return torch.cuda.get_device_properties(device).multi_processor_count
 
@@ -197,3 +234,4 @@ def clear_caches() -> None:
     """Forget every cached launcher (tests use this to count compilations from zero)."""
     forward_launcher.cache_clear()
     backward_launcher.cache_clear()
+    reduce_launcher.cache_clear()

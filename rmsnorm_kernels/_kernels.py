@@ -31,7 +31,9 @@ def _aligned(value, ALIGN: tl.constexpr):
     return value // ALIGN * ALIGN
 
 
-@triton.jit(do_not_specialize=["M"])
+# Integer arguments are not specialised (rmsnorm_kernels._launch says why); ALIGN carries
+# what the kernels need to know of their divisibility.
+@triton.jit(do_not_specialize=["stride_x", "stride_r", "stride_y", "stride_s", "M", "N"])
 def _rms_norm_fwd_kernel(
     X,  # input rows [M, N]
     stride_x,  # elements between rows of X
@@ -126,7 +128,9 @@ def _load_row_block(
     return x, dy, dres, rstd
 
 
-@triton.jit(do_not_specialize=["M", "has_dres"])
+@triton.jit(
+    do_not_specialize=["stride_dy", "stride_x", "stride_dres", "stride_dx", "M", "N", "has_dres"]
+)
 def _rms_norm_bwd_kernel(
     DY,  # gradient of the output [M, N]
     stride_dy,
@@ -244,7 +248,7 @@ def _rms_norm_bwd_kernel(
                     tl.store(partial_row + c, dw, mask=mask)
 
 
-@triton.jit
+@triton.jit(do_not_specialize=["P", "N"])
 def _sum_partials_kernel(
     PARTIAL,  # fp32 [P, N]
     DW,  # dweight [N], in the weight's dtype
@@ -252,8 +256,10 @@ def _sum_partials_kernel(
     N,
     BLOCK_P: tl.constexpr,
     BLOCK_N: tl.constexpr,
+    ALIGN: tl.constexpr,  # N is a multiple of this (see _aligned)
 ):
     """Column sums of the dweight partials in a fixed order, cast once to the weight dtype."""
+    N = _aligned(N, ALIGN)
     cols = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
     col_mask = cols < N
     acc = tl.zeros([BLOCK_P, BLOCK_N], dtype=tl.float32)

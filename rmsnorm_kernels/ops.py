@@ -11,7 +11,8 @@ import torch
 import triton
 
 from . import _config
-from ._kernels import _rms_norm_fwd_kernel, _sum_partials_kernel
+from ._kernels import _rms_norm_fwd_kernel
+from ._launch import INT32_LIMIT
 
 FLOAT_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
 
@@ -121,11 +122,18 @@ def rms_norm_forward(x, weight, eps: float, residual=None):
     s = residual_out if has_residual else y
     w = weight if weight is not None else x
     grid = (triton.cdiv(m, launcher.config.block_m),)
-    align = _config.row_alignment(n, x.stride(0), r.stride(0))  # y and s are contiguous
+    sx, sr = x.stride(0), r.stride(0)
+    align = _config.row_alignment(n, sx, sr)  # y and s are fresh and contiguous
+    # the compiled variant may be launched directly (see _launch) for 32-bit integers and
+    # 16-byte aligned pointers of the dtypes in the launcher's key
+    direct = (
+        (m | n | sx | sr) < INT32_LIMIT
+        and not (x.data_ptr() | r.data_ptr() | w.data_ptr()) & 15
+        and r.dtype == x.dtype
+    )
     with _on_device(x):
         launcher(
-            grid, x, x.stride(0), r, r.stride(0), w, y, y.stride(0), s, s.stride(0), rstd,
-            m, n, eps, align=align,
+            grid, x, sx, r, sr, w, y, n, s, n, rstd, m, n, eps, align=align, direct=direct,
         )  # fmt: skip
     return y, residual_out, rstd
 
@@ -164,19 +172,24 @@ def rms_norm_backward(dy, x, weight, rstd, d_residual_out=None, compute_dw=True)
     has_dres = d_residual_out is not None
     dres = d_residual_out if has_dres else dy
     w = weight if weight is not None else x
-    align = _config.row_alignment(n, dy.stride(0), x.stride(0), dres.stride(0))  # dx: n
+    sdy, sx, sdres = dy.stride(0), x.stride(0), dres.stride(0)
+    align = _config.row_alignment(n, sdy, sx, sdres)  # dx is fresh and contiguous
+    direct = (  # as in the forward; dx, the partials and dw are fresh
+        (m | n | sdy | sx | sdres) < INT32_LIMIT
+        and not (dy.data_ptr() | x.data_ptr() | dres.data_ptr() | w.data_ptr() | rstd.data_ptr())
+        & 15
+        and dy.dtype == x.dtype
+        and dres.dtype == x.dtype
+    )
     with _on_device(x):
         launcher(
             (programs,),
-            dy, dy.stride(0), x, x.stride(0), w, rstd, dres, dres.stride(0),
-            dx, dx.stride(0), partial, dw if compute_dw else w, m, n, int(has_dres),
-            align=align,
+            dy, sdy, x, sx, w, rstd, dres, sdres, dx, n, partial, dw if compute_dw else w,
+            m, n, int(has_dres), align=align, direct=direct,
         )  # fmt: skip
         if reduce_partials:
-            block_n = _config.REDUCE_BLOCK_N
-            _sum_partials_kernel[(triton.cdiv(n, block_n),)](
-                partial, dw, programs, n, BLOCK_P=32, BLOCK_N=block_n, num_warps=4
-            )
+            reduce = _config.reduce_launcher(dw.dtype, x.device)
+            reduce(partial, dw, programs, n, align=_config.row_alignment(n), direct=direct)
     return dx, dw
 
 

@@ -285,6 +285,66 @@ def test_triton_compiles_once_per_variant_on_gpu():
     assert compiled() == before
 
 
+@pytest.mark.skipif(DEVICE == "cpu", reason="the interpreter launches no compiled kernels")
+def test_compiled_variant_is_launched_directly_only_where_it_fits(monkeypatch):
+    """After a key's first call, aligned calls launch its compiled variant without Triton's
+    per-call path; a misaligned pointer or a launch hook takes Triton's path every time."""
+    from triton import knobs
+
+    from rmsnorm_kernels import _kernels
+
+    _config.clear_caches()
+    through_triton = {}
+    for name in ("_rms_norm_fwd_kernel", "_rms_norm_bwd_kernel", "_sum_partials_kernel"):
+        kernel = getattr(_kernels, name)
+
+        def counted(*args, _run=kernel.run, _name=name, **kwargs):
+            through_triton[_name] = through_triton.get(_name, 0) + 1
+            return _run(*args, **kwargs)
+
+        monkeypatch.setattr(kernel, "run", counted)
+    g = torch.Generator().manual_seed(5)
+    w = (1 + 0.1 * torch.randn(4096, generator=g)).to(BF16).to(DEVICE)
+
+    def check(x, label):
+        x = x.detach().requires_grad_()
+        wl = w.detach().clone().requires_grad_()
+        dy = torch.randn(x.shape, generator=g).to(BF16).to(DEVICE)
+        out = rk.rms_norm(x, wl)
+        out.backward(dy)
+        xr, wr = leaf_copies(x.detach(), w)
+        expected = rms_norm_reference(xr, wr)
+        expected.backward(dy)
+        assert_close(out, expected, BF16, f"{label}: out")
+        assert_close(x.grad, xr.grad, BF16, f"{label}: dx")
+        assert_close(wl.grad, wr.grad, BF16, "dweight")
+
+    for m in (64, 3, 200):  # a new M reuses the variant: every integer is unspecialised
+        check(torch.randn(m, 4096, generator=g).to(BF16).to(DEVICE), f"M={m}")
+    assert through_triton == {
+        "_rms_norm_fwd_kernel": 1, "_rms_norm_bwd_kernel": 1, "_sum_partials_kernel": 1
+    }  # fmt: skip
+    flat = torch.randn(64 * 4096 + 8, generator=g).to(BF16).to(DEVICE)
+    check(flat[8:].view(64, 4096), "16 bytes in")  # aligned: direct
+    assert through_triton["_rms_norm_fwd_kernel"] == 1
+    for _ in range(2):  # 2 bytes in: Triton's path (its variant for unaligned pointers)
+        check(flat[1 : 1 + 64 * 4096].view(64, 4096), "2 bytes in")
+    assert through_triton["_rms_norm_fwd_kernel"] == 3
+    assert through_triton["_rms_norm_bwd_kernel"] == 3
+    seen = []
+    hooks = knobs.runtime.launch_enter_hook
+    if hasattr(hooks, "add"):  # Triton 3.6: a chain of hooks
+        hooks.add(seen.append)
+    else:
+        monkeypatch.setattr(knobs.runtime, "launch_enter_hook", seen.append)
+    try:
+        check(flat[8:].view(64, 4096), "with a launch hook")
+    finally:
+        if hasattr(hooks, "remove"):
+            hooks.remove(seen.append)
+    assert len(seen) == 3 and through_triton["_rms_norm_fwd_kernel"] == 4
+
+
 # ---------------------------------------------------------------------------------------------
 # Numerics and layouts
 # ---------------------------------------------------------------------------------------------
