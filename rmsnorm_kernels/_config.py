@@ -10,7 +10,6 @@ import math
 from dataclasses import dataclass, field
 
 import torch
-import triton
 
 from ._kernels import _rms_norm_bwd_kernel, _rms_norm_fwd_kernel, _sum_partials_kernel
 from ._launch import Variants
@@ -86,11 +85,21 @@ class RowConfig:
             return cls(
                 False, block_m=1, block_n=CHUNK_N, num_warps=warps, chunk_stages=CHUNK_STAGES
             )
-        block_n = triton.next_power_of_2(n)
+        block_n = next_power_of_2(n)
         block_m = max(1, min_tile // block_n)
         tile = block_m * block_n
         num_warps = min(16, max(1, tile // per_warp))
         return cls(single_block=True, block_m=block_m, block_n=block_n, num_warps=num_warps)
+
+
+# Plain integer helpers for the per-call path: triton.cdiv and triton.next_power_of_2 are
+# constexpr functions in Triton 3.6, about 3 us per call from Python.
+def cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def next_power_of_2(n: int) -> int:
+    return 1 << (n - 1).bit_length() if n > 0 else 1
 
 
 def row_alignment(n: int, *strides: int) -> int:
@@ -102,7 +111,7 @@ def row_alignment(n: int, *strides: int) -> int:
 
 def shape_bucket(n: int) -> int:
     """The part of N that decides the compiled variant: its block width (0 for chunked rows)."""
-    return triton.next_power_of_2(n) if n <= MAX_SINGLE_BLOCK_N else 0
+    return next_power_of_2(n) if n <= MAX_SINGLE_BLOCK_N else 0
 
 
 @dataclass(frozen=True)
@@ -148,7 +157,7 @@ class BackwardLauncher:
         problem is small and its rows fit one block."""
         if self.config.single_block and m * n <= SINGLE_PROGRAM_ELEMENTS:
             return 1
-        return min(triton.cdiv(m, self.config.block_m), self.max_programs)
+        return min(cdiv(m, self.config.block_m), self.max_programs)
 
     def __call__(self, grid, *args, align=1, direct=False):
         self.variants.launch(align, grid, args, lambda: self.options(align), direct)
@@ -178,7 +187,7 @@ class ReduceLauncher:
     )
 
     def __call__(self, partial, dw, programs: int, n: int, align=1, direct=False):
-        grid = (triton.cdiv(n, self.block_n),)
+        grid = (cdiv(n, self.block_n),)
         args = (partial, dw, programs, n)
         self.variants.launch(align, grid, args, lambda: self.options(align), direct)
 

@@ -86,7 +86,8 @@ def _resolve_eps(eps) -> float:
 
 def _rows(t: torch.Tensor) -> torch.Tensor:
     """A 2-D [M, N] view of t (a copy only when its last dimension is not contiguous)."""
-    t = t.reshape(-1, t.shape[-1])
+    if t.dim() != 2:  # reshape costs microseconds per call even where it changes nothing
+        t = t.reshape(-1, t.shape[-1])
     return t if t.stride(-1) == 1 or t.shape[-1] == 1 else t.contiguous()
 
 
@@ -121,7 +122,7 @@ def rms_norm_forward(x, weight, eps: float, residual=None):
     r = residual if has_residual else x
     s = residual_out if has_residual else y
     w = weight if weight is not None else x
-    grid = (triton.cdiv(m, launcher.config.block_m),)
+    grid = (_config.cdiv(m, launcher.config.block_m),)
     sx, sr = x.stride(0), r.stride(0)
     align = _config.row_alignment(n, sx, sr)  # y and s are fresh and contiguous
     # the compiled variant may be launched directly (see _launch) for 32-bit integers and
