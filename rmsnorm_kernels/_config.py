@@ -11,7 +11,12 @@ from dataclasses import dataclass, field
 
 import torch
 
-from ._kernels import _rms_norm_bwd_kernel, _rms_norm_fwd_kernel, _sum_partials_kernel
+from ._kernels import (
+    _rms_norm_bwd_kernel,
+    _rms_norm_fwd_kernel,
+    _row_dot_kernel,
+    _sum_partials_kernel,
+)
 from ._launch import Variants
 
 # Rows up to this many elements are held in registers in one block; longer rows take the
@@ -42,15 +47,31 @@ F32_FORWARD_ELEMENTS_PER_WARP = 1024
 #   (fused 154.2 -> 134.7), 8192x8192 bf16 140.6 -> 108.2 (fused 154.5 -> 134.0), 32768x8192
 #   bf16 510.3 -> 396.1 (fused 579.7 -> 502.5).
 # - With prefetch, one program per SM beats two everywhere (115.1 vs 127.7 us at 16384x4096;
-#   each program also writes an fp32 row of dweight partials, which the reduction reads).
+#   each program also writes an fp32 row of dweight partials, which the reduction reads);
+#   for split rows too (below; 256x65536 bf16 84.7 vs 89.5 us, 64x262144 83.9 vs 89.0).
 # - The tile is best at about 16 KB of x per iteration: 8192 elements (two rows) for bf16 at
 #   N = 4096 (138.2 -> 115.1 us), but 4096 for f32 (4096x4096 f32: 60.5 us vs 80.2 us).
 BACKWARD_PROGRAMS_PER_SM = 1
-# The same for rows past one block (the chunked path), where each program walks whole rows:
-# one beats two at CHUNK_N = 16384 (sweep at commit 1171e62, device us, 1 vs 2 per SM:
-# 256x65536 bf16 85.3 vs 92.5, fused 96.7 vs 103.8; 512x32768 66.1 vs 80.4, fused 80.2 vs 93.2).
-CHUNKED_BACKWARD_PROGRAMS_PER_SM = 1
 BACKWARD_PREFETCH = True
+# The backward of rows past one block is split in two passes. The first sums g * x over
+# segments of each row, DOT_BLOCK_N columns at a time, rows cut into as many segments (at
+# most DOT_SEGMENTS) as give DOT_PROGRAMS_PER_SM programs per SM. The second is the
+# single-block backward on column blocks of SPLIT_BLOCK_N, each program taking a group of
+# rows of one column block, so that the dweight partials are a few rows of N. It replaced a
+# chunked path (one program walking each whole row twice, with a partial dweight row per
+# program updated for every row): sweep-config on an H200, device us, chunked -> split (at
+# DOT_BLOCK_N 8192, 2 programs per SM), 256x65536 bf16 80.4 -> 54.3 (fused 98.6 -> 61.5),
+# 64x262144 106.9 -> 59.7, 1024x65536 293.5 -> 184.2, 4096x20000 297.4 -> 258.0, 256x65536
+# f32 124.8 -> 101.7. Per-pass device times (torch.profiler, same H200): the first pass for
+# DOT_BLOCK_N 4096 / 8192 / 16384 at 4 programs per SM, 256x65536 bf16 20.2 / 25.9 / 22.9,
+# 4096x20000 81.5 / 118.4 / 128.1, 1024x65536 68.6 / 74.0 / 70.8, 256x65536 f32 37.1 / 37.5
+# / 433.6; at 1 / 2 / 4 programs per SM (4096 columns), 256x65536 22.5 / 22.6 / 20.2,
+# 64x262144 25.1 / 21.2 / 22.8. The second pass for SPLIT_BLOCK_N 2048 / 4096 / 8192,
+# 256x65536 bf16 29.3 / 30.0 / 24.7, 4096x20000 134.1 / 153.9 / 131.4.
+SPLIT_BLOCK_N = 8192
+DOT_BLOCK_N = 4096
+DOT_SEGMENTS = 16
+DOT_PROGRAMS_PER_SM = 4
 BACKWARD_TILE_BYTES = 16384
 # The dweight reduction: each program sums all partial rows of this many columns. Narrow
 # blocks give more programs, and the reduction is latency-bound: sweep on an H200 (commit
@@ -148,16 +169,26 @@ class BackwardLauncher:
     compute_dw: bool
     max_programs: int
     prefetch: bool
+    split_row: bool = False  # rows past one block: the row-dot pass, then column blocks
+    dot_programs: int = 1  # the row-dot pass's target grid
     variants: Variants = field(
         default_factory=lambda: Variants(_rms_norm_bwd_kernel), compare=False, repr=False
     )
+    row_dot_variants: Variants = field(
+        default_factory=lambda: Variants(_row_dot_kernel), compare=False, repr=False
+    )
 
-    def programs(self, m: int, n: int) -> int:
-        """The persistent grid for m rows; one program (dweight written directly) when the
-        problem is small and its rows fit one block."""
-        if self.config.single_block and m * n <= SINGLE_PROGRAM_ELEMENTS:
-            return 1
-        return min(cdiv(m, self.config.block_m), self.max_programs)
+    def grid(self, m: int, n: int) -> tuple[int, int]:
+        """(row groups, column blocks): a persistent grid over m rows, one program (dweight
+        written directly) when the problem is small and its rows fit one block; for split
+        rows, as many row groups as fill max_programs with every column block."""
+        c = self.config
+        if self.split_row:
+            blocks = cdiv(n, c.block_n)
+            return min(cdiv(m, c.block_m), max(1, self.max_programs // blocks)), blocks
+        if m * n <= SINGLE_PROGRAM_ELEMENTS:
+            return 1, 1
+        return min(cdiv(m, c.block_m), self.max_programs), 1
 
     def __call__(self, grid, *args, align=1, direct=False):
         self.variants.launch(align, grid, args, lambda: self.options(align), direct)
@@ -167,13 +198,32 @@ class BackwardLauncher:
         return dict(
             HAS_WEIGHT=self.has_weight,
             COMPUTE_DW=self.compute_dw,
-            SINGLE_BLOCK=c.single_block,
+            SPLIT_ROW=self.split_row,
+            DOT_BLOCK=DOT_SEGMENTS,
             PREFETCH=self.prefetch,
             BLOCK_M=c.block_m,
             BLOCK_N=c.block_n,
             ALIGN=align,
-            CHUNK_STAGES=c.chunk_stages,
             num_warps=c.num_warps,
+        )
+
+    def dot_segments(self, m: int, n: int) -> tuple[int, int]:
+        """(columns per segment, segments) of the row-dot pass for m rows of n elements."""
+        chunks = cdiv(n, DOT_BLOCK_N)
+        segments = max(1, min(cdiv(self.dot_programs, m), DOT_SEGMENTS, chunks))
+        segment_n = DOT_BLOCK_N * cdiv(chunks, segments)
+        return segment_n, cdiv(n, segment_n)
+
+    def row_dot(self, grid, *args, align=1, direct=False):
+        """The split-row backward's first pass (``_row_dot_kernel``)."""
+        self.row_dot_variants.launch(align, grid, args, lambda: self.row_dot_options(align), direct)
+
+    def row_dot_options(self, align: int) -> dict:
+        return dict(
+            HAS_WEIGHT=self.has_weight,
+            BLOCK_N=DOT_BLOCK_N,
+            ALIGN=align,
+            num_warps=min(16, max(1, DOT_BLOCK_N // ELEMENTS_PER_WARP)),
         )
 
 
@@ -211,20 +261,21 @@ def backward_launcher(
 ) -> BackwardLauncher:
     """The backward launcher for one cache key; fused and plain backward share it."""
     tile = BACKWARD_TILE_BYTES // x_dtype.itemsize
-    config = RowConfig.from_heuristic(bucket or MAX_SINGLE_BLOCK_N + 1, tile)
+    split_row = bucket == 0  # rows past one block
+    config = RowConfig.from_heuristic(SPLIT_BLOCK_N if split_row else bucket, tile)
     if device.type == "cpu":
-        max_programs = INTERPRETER_PROGRAMS
+        max_programs = dot_programs = INTERPRETER_PROGRAMS
     else:
-        per_sm = (
-            BACKWARD_PROGRAMS_PER_SM if config.single_block else CHUNKED_BACKWARD_PROGRAMS_PER_SM
-        )
-        max_programs = per_sm * multiprocessor_count(device)
+        max_programs = BACKWARD_PROGRAMS_PER_SM * multiprocessor_count(device)
+        dot_programs = DOT_PROGRAMS_PER_SM * multiprocessor_count(device)
     return BackwardLauncher(
         config,
         has_weight=w_dtype is not None,
         compute_dw=compute_dw,
         max_programs=max_programs,
         prefetch=BACKWARD_PREFETCH,
+        split_row=split_row,
+        dot_programs=dot_programs,
     )
 
 

@@ -8,12 +8,14 @@ Forward, for one row x of length N (with ``s = x + residual`` in place of x when
 Backward, with g = dy * w and xhat = x * rstd::
 
     dx   = rstd * (g - xhat * mean(g * xhat))   # + d(residual_out) when fused
-    dw   = sum over rows of dy * xhat           # fp32 partials, one row per program
+    dw   = sum over rows of dy * xhat           # fp32 partials, one row per row group
 
 Every kernel reads rows through a row stride (the last dimension must be contiguous) and
-accumulates in fp32. Two code paths live in each kernel, chosen by ``SINGLE_BLOCK``: when a
-row fits one block it is held in registers (several rows per program for small N); above
-that the row is walked in ``BLOCK_N`` chunks, twice.
+accumulates in fp32. A row that fits one block (``SINGLE_BLOCK``, N up to 16K) is held in
+registers, several rows per program for small N. Longer rows: the forward walks each row in
+``BLOCK_N`` chunks, twice; the backward is split in two passes, ``_row_dot_kernel`` summing
+g * x over segments of each row, then ``_rms_norm_bwd_kernel`` with ``SPLIT_ROW`` on column
+blocks of the rows, so that one program's dweight partial covers many rows of its columns.
 """
 
 import triton
@@ -110,27 +112,103 @@ def _rms_norm_fwd_kernel(
 
 
 @triton.jit
+def _block_start(i, last, REVERSE: tl.constexpr):
+    """The first row of the i-th row block (i a multiple of BLOCK_M), or with REVERSE of the
+    i-th from the last one (whose first row is ``last``): negative past the first block."""
+    if REVERSE:
+        return last - i
+    return i
+
+
+@triton.jit
 def _load_row_block(
-    DY, stride_dy, X, stride_x, RSTD, DRES, stride_dres, row_start, M, N, has_dres,
-    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+    DY, stride_dy, X, stride_x, RSTD, DRES, stride_dres, DOT, dot_segments, row_start, cols, M,
+    N, has_dres, SPLIT_ROW: tl.constexpr, BLOCK_M: tl.constexpr, DOT_BLOCK: tl.constexpr,
 ):  # fmt: skip
-    """One block of rows of the backward's inputs; rows at or past M read as zeros."""
+    """One block of rows of the backward's inputs; rows outside [0, M) read as zeros. With
+    SPLIT_ROW, also each row's sum of g * x, from the partial sums of _row_dot_kernel."""
     rows = row_start + tl.arange(0, BLOCK_M)
-    row_mask = rows < M
+    row_mask = (rows < M) & (rows >= 0)
     rstd = tl.load(RSTD + rows, mask=row_mask, other=0.0)[:, None]
-    rows = rows.to(tl.int64)[:, None]
-    cols = tl.arange(0, BLOCK_N)[None, :]
+    rows = rows.to(tl.int64)
+    dot = tl.zeros([BLOCK_M], dtype=tl.float32)
+    if SPLIT_ROW:
+        # one vector per segment, added in a fixed order (deterministic); a 2-D load of
+        # [BLOCK_M, DOT_BLOCK] instead made Triton compute dx in that tensor's layout, with
+        # every thread on one whole row (20x slower, measured on an H200)
+        for s in tl.static_range(DOT_BLOCK):
+            segment = tl.load(
+                DOT + rows * dot_segments + s, mask=row_mask & (s < dot_segments), other=0.0
+            )
+            dot += segment
+    rows = rows[:, None]
     mask = row_mask[:, None] & (cols < N)
     x = tl.load(X + rows * stride_x + cols, mask=mask, other=0.0)
     dy = tl.load(DY + rows * stride_dy + cols, mask=mask, other=0.0)
     # has_dres == 0 masks every element off: no memory is read then
     dres = tl.load(DRES + rows * stride_dres + cols, mask=mask & (has_dres != 0), other=0.0)
-    return x, dy, dres, rstd
+    return x, dy, dres, rstd, dot[:, None]
+
+
+@triton.jit
+def _load_dot_chunk(DY, stride_dy, X, stride_x, W, row, c, end, N, HAS_WEIGHT: tl.constexpr):
+    """x and g = dy * w (fp32) of one chunk of one row, zeros at or past ``end`` or N (two
+    tests, so that the compiler sees each bound's alignment)."""
+    mask = (c < end) & (c < N)
+    x = tl.load(X + row * stride_x + c, mask=mask, other=0.0).to(tl.float32)
+    g = tl.load(DY + row * stride_dy + c, mask=mask, other=0.0).to(tl.float32)
+    if HAS_WEIGHT:
+        g = g * tl.load(W + c, mask=mask, other=0.0).to(tl.float32)
+    return x, g
+
+
+@triton.jit(do_not_specialize=["stride_dy", "stride_x", "N", "segment_n", "segments"])
+def _row_dot_kernel(
+    DY,  # gradient of the output [M, N]
+    stride_dy,
+    X,  # the rows that were normalised [M, N]
+    stride_x,
+    W,  # weight [N] (read when HAS_WEIGHT)
+    DOT,  # fp32 [M, segments]: sum of dy * w * x over each segment of each row
+    N,
+    segment_n,  # columns per segment, a multiple of BLOCK_N
+    segments,
+    HAS_WEIGHT: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    ALIGN: tl.constexpr,  # N and every row stride are multiples of this (see _aligned)
+):
+    """The split-row backward's first pass: program row * segments + segment sums g * x over
+    that segment of that row (so rows are read in order, and the last stay in L2 longest),
+    BLOCK_N columns at a time, loading the next chunk before adding up this one.
+    The second pass (_rms_norm_bwd_kernel with SPLIT_ROW) adds up a row's segments."""
+    N = _aligned(N, ALIGN)
+    stride_dy, stride_x = _aligned(stride_dy, ALIGN), _aligned(stride_x, ALIGN)
+    segment_n = _aligned(segment_n, BLOCK_N)  # else no load is vectorised (measured: 2x)
+    pid = tl.program_id(0)
+    row = (pid // segments).to(tl.int64)
+    start = pid % segments * segment_n
+    end = start + segment_n
+    cols = tl.arange(0, BLOCK_N)
+    acc = tl.zeros([BLOCK_N], dtype=tl.float32)
+    nx, ng = _load_dot_chunk(
+        DY, stride_dy, X, stride_x, W, row, start + cols, end, N, HAS_WEIGHT
+    )  # fmt: skip
+    # one stage: the prefetch above and below is the pipelining; Triton's own would stage
+    # every load through shared memory
+    for offset in tl.range(start, end, BLOCK_N, num_stages=1):
+        x, g = nx, ng
+        nx, ng = _load_dot_chunk(
+            DY, stride_dy, X, stride_x, W, row, offset + BLOCK_N + cols, end, N, HAS_WEIGHT
+        )
+        acc += g * x
+    tl.store(DOT + pid, tl.sum(acc, axis=0))
 
 
 @triton.jit(
-    do_not_specialize=["stride_dy", "stride_x", "stride_dres", "stride_dx", "M", "N", "has_dres"]
-)
+    do_not_specialize=[
+        "stride_dy", "stride_x", "stride_dres", "stride_dx", "M", "N", "has_dres", "dot_segments"
+    ]
+)  # fmt: skip
 def _rms_norm_bwd_kernel(
     DY,  # gradient of the output [M, N]
     stride_dy,
@@ -144,108 +222,80 @@ def _rms_norm_bwd_kernel(
     stride_dx,
     DW_PARTIAL,  # fp32 [num_programs, N]: this program's share of dweight (COMPUTE_DW)
     DW,  # dweight [N]: written directly, in its dtype, when the grid is one program
+    DOT,  # fp32 [M, dot_segments], _row_dot_kernel's partial sums (read when SPLIT_ROW)
     M,
     N,
     has_dres,  # a run-time flag, so the fused backward compiles once with or without it
+    dot_segments,
     HAS_WEIGHT: tl.constexpr,
     COMPUTE_DW: tl.constexpr,
-    SINGLE_BLOCK: tl.constexpr,
+    SPLIT_ROW: tl.constexpr,  # program (g, j) takes columns j * BLOCK_N... of row group g
+    DOT_BLOCK: tl.constexpr,  # a power of two, at least dot_segments (when SPLIT_ROW)
     PREFETCH: tl.constexpr,  # load the next row block before working on this one
     BLOCK_M: tl.constexpr,
     BLOCK_N: tl.constexpr,
     ALIGN: tl.constexpr,  # N and every row stride are multiples of this (see _aligned)
-    CHUNK_STAGES: tl.constexpr,  # chunks in flight at once on the chunked path (pipelining)
 ):
     N = _aligned(N, ALIGN)
     stride_dy, stride_x = _aligned(stride_dy, ALIGN), _aligned(stride_x, ALIGN)
     stride_dres, stride_dx = _aligned(stride_dres, ALIGN), _aligned(stride_dx, ALIGN)
     pid = tl.program_id(0)
     num_programs = tl.num_programs(0)
-    cols = tl.arange(0, BLOCK_N)[None, :]
-    if SINGLE_BLOCK:
-        col_mask = cols < N
-        if HAS_WEIGHT:
-            w = tl.load(W + cols, mask=col_mask, other=0.0).to(tl.float32)
-        dw_acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
-        step = num_programs * BLOCK_M
-        # Persistent loop: this program takes row blocks pid, pid + P, pid + 2P, ...
-        # With PREFETCH the loads of the next block are issued before this block's
-        # reduction, so they are in flight while it computes.
+    # a split row's columns are shared out over the grid's second dimension (else it is 1)
+    cols = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)[None, :]
+    col_mask = cols < N
+    if HAS_WEIGHT:
+        w = tl.load(W + cols, mask=col_mask, other=0.0).to(tl.float32)
+    dw_acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
+    step = num_programs * BLOCK_M
+    # Persistent loop: this program takes row blocks pid, pid + P, pid + 2P, ... (counted
+    # from the last block back for split rows: the row-dot pass read rows in order, so the
+    # last are the likeliest to be in L2; 30.2 -> 24.2 us at 256x65536 bf16 on an H200).
+    # With PREFETCH the loads of the next block are issued before this block's
+    # reduction, so they are in flight while it computes.
+    last = (M - 1) // BLOCK_M * BLOCK_M
+    if PREFETCH:
+        nx, ndy, ndres, nrstd, ndot = _load_row_block(
+            DY, stride_dy, X, stride_x, RSTD, DRES, stride_dres, DOT, dot_segments,
+            _block_start(pid * BLOCK_M, last, SPLIT_ROW), cols, M, N, has_dres,
+            SPLIT_ROW, BLOCK_M, DOT_BLOCK,
+        )  # fmt: skip
+    for i in range(pid * BLOCK_M, M, step):
+        row_start = _block_start(i, last, SPLIT_ROW)
         if PREFETCH:
-            nx, ndy, ndres, nrstd = _load_row_block(
-                DY, stride_dy, X, stride_x, RSTD, DRES, stride_dres, pid * BLOCK_M, M, N,
-                has_dres, BLOCK_M, BLOCK_N,
+            x, dy, dres, rstd, dot = nx, ndy, ndres, nrstd, ndot
+            nx, ndy, ndres, nrstd, ndot = _load_row_block(
+                DY, stride_dy, X, stride_x, RSTD, DRES, stride_dres, DOT, dot_segments,
+                _block_start(i + step, last, SPLIT_ROW), cols, M, N, has_dres,
+                SPLIT_ROW, BLOCK_M, DOT_BLOCK,
             )  # fmt: skip
-        for row_start in range(pid * BLOCK_M, M, step):
-            if PREFETCH:
-                x, dy, dres, rstd = nx, ndy, ndres, nrstd
-                nx, ndy, ndres, nrstd = _load_row_block(
-                    DY, stride_dy, X, stride_x, RSTD, DRES, stride_dres, row_start + step, M,
-                    N, has_dres, BLOCK_M, BLOCK_N,
-                )  # fmt: skip
-            else:
-                x, dy, dres, rstd = _load_row_block(
-                    DY, stride_dy, X, stride_x, RSTD, DRES, stride_dres, row_start, M, N,
-                    has_dres, BLOCK_M, BLOCK_N,
-                )  # fmt: skip
-            rows = row_start + tl.arange(0, BLOCK_M)
-            mask = (rows < M)[:, None] & col_mask
-            rows = rows.to(tl.int64)[:, None]
-            xhat = x.to(tl.float32) * rstd
-            dy = dy.to(tl.float32)
-            g = dy
-            if HAS_WEIGHT:
-                g = dy * w
+        else:
+            x, dy, dres, rstd, dot = _load_row_block(
+                DY, stride_dy, X, stride_x, RSTD, DRES, stride_dres, DOT, dot_segments,
+                row_start, cols, M, N, has_dres, SPLIT_ROW, BLOCK_M, DOT_BLOCK,
+            )  # fmt: skip
+        rows = row_start + tl.arange(0, BLOCK_M)
+        mask = (rows < M)[:, None] & col_mask
+        rows = rows.to(tl.int64)[:, None]
+        xhat = x.to(tl.float32) * rstd
+        dy = dy.to(tl.float32)
+        g = dy
+        if HAS_WEIGHT:
+            g = dy * w
+        if SPLIT_ROW:  # the row's sum of g * x, over all of its segments
+            mean_gx = dot * rstd / N
+        else:
             mean_gx = tl.sum(g * xhat, axis=1)[:, None] / N
-            dx = (g - xhat * mean_gx) * rstd + dres.to(tl.float32)
-            tl.store(DX + rows * stride_dx + cols, dx.to(DX.dtype.element_ty), mask=mask)
-            if COMPUTE_DW:
-                dw_acc += dy * xhat
+        dx = (g - xhat * mean_gx) * rstd + dres.to(tl.float32)
+        tl.store(DX + rows * stride_dx + cols, dx.to(DX.dtype.element_ty), mask=mask)
         if COMPUTE_DW:
-            partial = tl.sum(dw_acc, axis=0)[None, :]
-            if num_programs == 1:  # the whole sum: no reduction launch follows
-                tl.store(DW + cols, partial.to(DW.dtype.element_ty), mask=col_mask)
-            else:
-                tl.store(DW_PARTIAL + pid.to(tl.int64) * N + cols, partial, mask=col_mask)
-    else:
-        # Rows too long for one block: one row at a time, in BLOCK_N chunks. The partial
-        # dweight row belongs to this program alone, so updating it in place is race-free
-        # and its summation order is fixed. The grid has at most M programs, so each has a
-        # first row, which writes the partial row; later rows add to it.
-        partial_row = DW_PARTIAL + pid.to(tl.int64) * N
-        for row in range(pid, M, num_programs):
-            rows = row + tl.arange(0, 1)  # a one-row block keeps the 2-D shapes of the fast path
-            rstd = tl.load(RSTD + rows)[:, None]
-            rows = rows.to(tl.int64)[:, None]
-            acc = tl.zeros([1, BLOCK_N], dtype=tl.float32)
-            for start in tl.range(0, N, BLOCK_N, num_stages=CHUNK_STAGES):
-                c = start + cols
-                mask = c < N
-                x = tl.load(X + rows * stride_x + c, mask=mask, other=0.0).to(tl.float32)
-                g = tl.load(DY + rows * stride_dy + c, mask=mask, other=0.0).to(tl.float32)
-                if HAS_WEIGHT:
-                    g = g * tl.load(W + c, mask=mask, other=0.0).to(tl.float32)
-                acc += g * x
-            mean_gx = tl.sum(acc, axis=1)[:, None] * rstd / N
-            for start in tl.range(0, N, BLOCK_N, num_stages=CHUNK_STAGES):
-                c = start + cols
-                mask = c < N
-                x = tl.load(X + rows * stride_x + c, mask=mask, other=0.0).to(tl.float32)
-                dy = tl.load(DY + rows * stride_dy + c, mask=mask, other=0.0).to(tl.float32)
-                xhat = x * rstd
-                g = dy
-                if HAS_WEIGHT:
-                    g = dy * tl.load(W + c, mask=mask, other=0.0).to(tl.float32)
-                dx = (g - xhat * mean_gx) * rstd
-                if has_dres != 0:
-                    dres = tl.load(DRES + rows * stride_dres + c, mask=mask, other=0.0)
-                    dx += dres.to(tl.float32)
-                tl.store(DX + rows * stride_dx + c, dx.to(DX.dtype.element_ty), mask=mask)
-                if COMPUTE_DW:
-                    dw = dy * xhat
-                    if row != pid:
-                        dw += tl.load(partial_row + c, mask=mask, other=0.0)
-                    tl.store(partial_row + c, dw, mask=mask)
+            dw_acc += dy * xhat
+    if COMPUTE_DW:
+        partial = tl.sum(dw_acc, axis=0)[None, :]
+        if num_programs == 1:  # the whole sum: no reduction launch follows
+            tl.store(DW + cols, partial.to(DW.dtype.element_ty), mask=col_mask)
+        else:
+            tl.store(DW_PARTIAL + pid.to(tl.int64) * N + cols, partial, mask=col_mask)
 
 
 @triton.jit(do_not_specialize=["P", "N"])

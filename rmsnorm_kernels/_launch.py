@@ -48,7 +48,7 @@ class Variants:
             variant = self.variants.get(key)
             if variant is not None and not _hooks_set():
                 try:
-                    variant.launch(grid[0], args)
+                    variant.launch(grid, args)
                     return
                 except TypeError:  # a launcher with another calling convention: it
                     Variants.direct_launch_works = False  # rejects the arguments unlaunched
@@ -91,9 +91,10 @@ class _Variant:
         except (AttributeError, TypeError):  # interpreter, or another Triton
             return None
 
-    def launch(self, grid_0: int, args) -> None:
+    def launch(self, grid, args) -> None:
         stream = self.stream(self.device())
+        g1 = grid[1] if len(grid) > 1 else 1
         self.run(
-            grid_0, 1, 1, stream, self.function, self.packed_metadata, None, None, None,
+            grid[0], g1, 1, stream, self.function, self.packed_metadata, None, None, None,
             *args, *self.constexprs,
         )  # fmt: skip

@@ -162,12 +162,12 @@ def rms_norm_backward(dy, x, weight, rstd, d_residual_out=None, compute_dw=True)
         dw = torch.empty_like(weight)
     if m == 0:
         return dx, dw
-    programs = launcher.programs(m, n)
-    # a one-program single-block grid writes dweight itself; rstd then stands in for the
-    # partials, which that path never touches
-    reduce_partials = compute_dw and (programs > 1 or not launcher.config.single_block)
+    grid = launcher.grid(m, n)
+    # a grid of one row group writes dweight itself; rstd then stands in for the partials,
+    # which it never touches
+    reduce_partials = compute_dw and grid[0] > 1
     if reduce_partials:
-        partial = torch.empty((programs, n), dtype=torch.float32, device=x.device)
+        partial = torch.empty((grid[0], n), dtype=torch.float32, device=x.device)
     else:
         partial = rstd
     has_dres = d_residual_out is not None
@@ -183,14 +183,23 @@ def rms_norm_backward(dy, x, weight, rstd, d_residual_out=None, compute_dw=True)
         and dres.dtype == x.dtype
     )
     with _on_device(x):
+        if launcher.split_row:  # first pass: each row's sum of g * x, in segments
+            segment_n, segments = launcher.dot_segments(m, n)
+            dot = torch.empty((m, segments), dtype=torch.float32, device=x.device)
+            launcher.row_dot(
+                (m * segments,), dy, sdy, x, sx, w, dot, n, segment_n, segments, align=align,
+                direct=direct,
+            )  # fmt: skip
+        else:
+            dot, segments = rstd, 0  # unused
         launcher(
-            (programs,),
-            dy, sdy, x, sx, w, rstd, dres, sdres, dx, n, partial, dw if compute_dw else w,
-            m, n, int(has_dres), align=align, direct=direct,
+            grid,
+            dy, sdy, x, sx, w, rstd, dres, sdres, dx, n, partial, dw if compute_dw else w, dot,
+            m, n, int(has_dres), segments, align=align, direct=direct,
         )  # fmt: skip
         if reduce_partials:
             reduce = _config.reduce_launcher(dw.dtype, x.device)
-            reduce(partial, dw, programs, n, align=_config.row_alignment(n), direct=direct)
+            reduce(partial, dw, grid[0], n, align=_config.row_alignment(n), direct=direct)
     return dx, dw
 
 

@@ -39,10 +39,6 @@ class Case:
         w = "noweight" if self.weight_dtype is None else f"w{str(self.weight_dtype)[6:]}"
         return f"{'x'.join(map(str, self.lead))}x{self.n}-{str(self.dtype)[6:]}-{w}"
 
-    @property
-    def single_block(self):
-        return self.n <= _config.MAX_SINGLE_BLOCK_N
-
 
 # The one matrix for forward, direct backward and autograd, plain and fused-add alike.
 CASES = [
@@ -57,7 +53,8 @@ CASES = [
     Case((2,), 40000, BF16, BF16),  # unaligned N past one block: the chunked generic path
     Case((3,), 20000, F32, F32),  # generic path in fp32
     Case((2,), 65536, BF16, F32),  # the largest N promised, mixed weight dtype
-    Case((9,), 16400, BF16, F32),  # chunked, more rows than programs: dweight rows add up
+    Case((9,), 16400, BF16, F32),  # split rows, more rows than programs: dweight rows add up
+    Case((3,), 24000, F16, None),  # split rows without a weight
 ]
 IDS = [c.id for c in CASES]
 OPS = ["rms_norm", "fused_add"]
@@ -172,6 +169,26 @@ def test_backward_direct(case, op):
     else:
         assert dw.dtype == weight.dtype and dw.shape == weight.shape
         assert_close(dw, expected_dw, case.dtype, "dweight")
+
+
+def test_split_row_backward_with_several_row_groups(monkeypatch):
+    """Rows past one block are split over column blocks and groups of rows; with several
+    groups the dweight partials of every group are summed (on a GPU the matrix's long-row
+    cases take several groups anyway; the interpreter's small grid needs more programs)."""
+    if DEVICE == "cpu":
+        monkeypatch.setattr(_config, "INTERPRETER_PROGRAMS", 16)  # 3 groups of 4 row blocks
+    _config.clear_caches()
+    case = Case((21,), 20000, BF16, F32)
+    x, residual, weight, dy, d_res = make_inputs(case)
+    launcher = _config.backward_launcher(0, x.dtype, weight.dtype, True, x.device)
+    groups, blocks = launcher.grid(21, case.n)
+    assert launcher.split_row and groups > 1 and blocks > 1
+    _, residual_out, rstd = ops.rms_norm_forward(x, weight, EPS, residual=residual)
+    dx, dw = ops.rms_norm_backward(dy, residual_out, weight, rstd, d_res)
+    expected_dx, _, expected_dw = reference_grads("fused_add", x, residual, weight, dy, d_res, EPS)
+    assert_close(dx, expected_dx, case.dtype, "dx")
+    assert_close(dw, expected_dw, case.dtype, "dweight")
+    _config.clear_caches()
 
 
 # ---------------------------------------------------------------------------------------------
