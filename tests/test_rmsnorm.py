@@ -50,8 +50,8 @@ CASES = [
     Case((37,), 96, F16, None),  # no weight; M not a multiple of the rows per program
     Case((3,), 3000, BF16, BF16),  # unaligned N, single block
     Case((2,), 5000, F16, F32),  # unaligned N, mixed weight dtype
-    Case((2,), 40000, BF16, BF16),  # unaligned N past one block: the chunked generic path
-    Case((3,), 20000, F32, F32),  # generic path in fp32
+    Case((2,), 40000, BF16, BF16),  # unaligned N past one block: chunked forward, split backward
+    Case((3,), 20000, F32, F32),  # past one block in fp32
     Case((2,), 65536, BF16, F32),  # the largest N promised, mixed weight dtype
     Case((9,), 16400, BF16, F32),  # split rows, more rows than programs: dweight rows add up
     Case((3,), 24000, F16, None),  # split rows without a weight
