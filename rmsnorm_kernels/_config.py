@@ -79,6 +79,17 @@ BACKWARD_TILE_BYTES = 16384
 # 128x4096 bf16 7.2 / 7.8 / 8.2, 512x3000 f32 9.2 / 10.8 / 14.7, 16384x4096 bf16
 # 112.8 / 113.3 / 115.4 (fused-add alike).
 REDUCE_BLOCK_N = 64
+# The chunked forward reads each row twice. From rows of this many elements on, what it reads
+# or writes for the last time goes through L2 as "evict_first", so that the rows it will read
+# again stay there. scripts/sweep-config on an H200 (the commit that added it, with the hint
+# as a switch; device us, no hint / this one): 1024x65536 bf16 105.8 / 92.4 (fused 158.6 /
+# 157.0), 256x65536 bf16 24.6 / 25.1 (fused 43.5 / 41.4), 64x262144 bf16 61.3 / 55.8 (fused
+# 58.7 / 52.8), 256x65536 f32 51.1 / 46.2 (fused 83.1 / 76.2); at N = 32768 within 1% either
+# way; at N = 20480 it lost 5-8% (4096x20480 bf16 115.1 / 124.5, fused 222.5 / 234.0).
+# "evict_last" on the reads that come again, alone or as well, did no better overall. The
+# backward's split passes lost 1-6% with evict_last on the row-dot pass and evict_first on
+# the second (256x65536 bf16 50.7 -> 52.5 us, 1024x65536 179.0 -> 189.9).
+STREAM_MIN_N = 65536
 # Problems up to this many elements take a one-program backward grid, which writes dweight
 # itself: one launch instead of two, for shapes whose time is launch overhead anyway.
 SINGLE_PROGRAM_ELEMENTS = 65536
@@ -140,6 +151,7 @@ class ForwardLauncher:
     config: RowConfig
     has_weight: bool
     has_residual: bool
+    stream: bool = False  # chunked rows: last reads and writes "evict_first" in L2
     # the compiled variants, one per ALIGN (the cache key fixes everything else)
     variants: Variants = field(
         default_factory=lambda: Variants(_rms_norm_fwd_kernel), compare=False, repr=False
@@ -158,6 +170,7 @@ class ForwardLauncher:
             BLOCK_N=c.block_n,
             ALIGN=align,
             CHUNK_STAGES=c.chunk_stages,
+            STREAM="evict_first" if self.stream and not c.single_block else "",
             num_warps=c.num_warps,
         )
 
@@ -247,12 +260,23 @@ class ReduceLauncher:
 
 @functools.cache
 def forward_launcher(
-    bucket: int, x_dtype: torch.dtype, w_dtype, has_residual: bool, device: torch.device
+    bucket: int,
+    x_dtype: torch.dtype,
+    w_dtype,
+    has_residual: bool,
+    device: torch.device,
+    stream: bool = False,
 ) -> ForwardLauncher:
-    """The forward launcher for one cache key. ``w_dtype`` is None when there is no weight."""
+    """The forward launcher for one cache key. ``w_dtype`` is None when there is no weight;
+    ``stream``: N is at least STREAM_MIN_N."""
     per_warp = F32_FORWARD_ELEMENTS_PER_WARP if x_dtype == torch.float32 else ELEMENTS_PER_WARP
     config = RowConfig.from_heuristic(bucket or MAX_SINGLE_BLOCK_N + 1, per_warp=per_warp)
-    return ForwardLauncher(config, has_weight=w_dtype is not None, has_residual=has_residual)
+    return ForwardLauncher(
+        config,
+        has_weight=w_dtype is not None,
+        has_residual=has_residual,
+        stream=stream,
+    )
 
 
 @functools.cache

@@ -113,6 +113,7 @@ def rms_norm_forward(x, weight, eps: float, residual=None):
         None if weight is None else weight.dtype,
         has_residual,
         x.device,
+        n >= _config.STREAM_MIN_N,
     )
     y = torch.empty((m, n), dtype=x.dtype, device=x.device)
     rstd = torch.empty((m,), dtype=torch.float32, device=x.device)
