@@ -129,6 +129,11 @@ def test_merge_results_refuses_files_that_are_not_results(tmp_path):
     assert refused.returncode != 0 and "x.json: not JSON" in refused.stderr
 
 
+def test_copy_ceiling_names_a_bad_shape():
+    refused = script("copy-ceiling", "4096,4096,bf16", "4096,x,bf16")
+    assert refused.returncode == 2 and "'4096,x,bf16'" in refused.stderr
+
+
 def test_check_regressions_names_benchmark_and_parameters(tmp_path):
     folder = tmp_path / "results" / "h200"
     write_run(
