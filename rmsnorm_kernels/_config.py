@@ -77,8 +77,14 @@ BACKWARD_TILE_BYTES = 16384
 # blocks give more programs, and the reduction is latency-bound: sweep on an H200 (commit
 # 1171e62, backward device time, us, for 64 / 128 / 256): 512x2048 bf16 10.3 / 11.5 / 13.3,
 # 128x4096 bf16 7.2 / 7.8 / 8.2, 512x3000 f32 9.2 / 10.8 / 14.7, 16384x4096 bf16
-# 112.8 / 113.3 / 115.4 (fused-add alike).
-REDUCE_BLOCK_N = 64
+# 112.8 / 113.3 / 115.4 (fused-add alike). Again at commit 6c915cb (sweep-config --backward,
+# us, for 16 / 32 / 64 at 32 rows per step): 4096x4096 bf16 33.1 / 33.4 / 34.6 (fused
+# 38.5 / 38.8 / 39.7), 16384x4096 109.2 / 109.3 / 110.9 (fused 130.5 / 133.8 / 133.2),
+# 1024x8192 19.4 / 18.7 / 20.8, 512x2048 8.9 / 9.1 / 10.3, 512x3000 f32 8.4 / 8.7 / 9.6,
+# 128x4096 6.5 / 6.7 / 7.2; 64 or 128 rows per step instead of 32 changed none of them by
+# more than 0.6 us either way.
+REDUCE_BLOCK_N = 16
+REDUCE_BLOCK_P = 32
 # The chunked forward reads each row twice. From rows of this many elements on, what it reads
 # or writes for the last time goes through L2 as "evict_first", so that the rows it will read
 # again stay there. scripts/sweep-config on an H200 (the commit that added it, with the hint
@@ -245,6 +251,7 @@ class ReduceLauncher:
     """The dweight reduction: column sums of the backward's fp32 partials."""
 
     block_n: int
+    block_p: int
     variants: Variants = field(
         default_factory=lambda: Variants(_sum_partials_kernel), compare=False, repr=False
     )
@@ -255,7 +262,7 @@ class ReduceLauncher:
         self.variants.launch(align, grid, args, lambda: self.options(align), direct)
 
     def options(self, align: int) -> dict:
-        return dict(BLOCK_P=32, BLOCK_N=self.block_n, ALIGN=align, num_warps=4)
+        return dict(BLOCK_P=self.block_p, BLOCK_N=self.block_n, ALIGN=align, num_warps=4)
 
 
 @functools.cache
@@ -306,7 +313,7 @@ def backward_launcher(
 @functools.cache
 def reduce_launcher(w_dtype: torch.dtype, device: torch.device) -> ReduceLauncher:
     """The dweight reduction's launcher for one weight dtype and device."""
-    return ReduceLauncher(REDUCE_BLOCK_N)
+    return ReduceLauncher(REDUCE_BLOCK_N, REDUCE_BLOCK_P)
 
 
 @functools.cache
