@@ -9,8 +9,10 @@ if [[ -n ${gpu:-} ]]; then
   [[ $gpu =~ ^[0-9]+$ ]] || { echo "$0: --gpu takes a GPU index, got '$gpu'" >&2; exit 2; }
   export CUDA_VISIBLE_DEVICES=$gpu
 fi
-if [[ -d .whl ]]; then
-  export PIP_NO_INDEX=1 PIP_FIND_LINKS="$root/.whl"
+# offline: every pip install asv makes reads the wheel folder that scripts/setup used
+wheelhouse=${RMSNORM_WHEELHOUSE:-.whl}
+if [[ -d $wheelhouse ]]; then
+  export PIP_NO_INDEX=1 PIP_FIND_LINKS="$(cd "$wheelhouse" && pwd)"
 fi
 facts=$(python scripts/machine-info)
 if [[ $(python -c 'import json,sys; print(json.loads(sys.argv[1])["gpu_count"])' "$facts") != 0 ]]; then
