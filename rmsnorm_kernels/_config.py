@@ -84,6 +84,11 @@ BACKWARD_TILE_BYTES = 16384
 # 128x4096 6.5 / 6.7 / 7.2; 64 or 128 rows per step instead of 32 changed none of them by
 # more than 0.6 us either way.
 REDUCE_BLOCK_N = 16
+# Split rows leave few partial rows (one per row group) of many columns: there 64 columns
+# per program did better (same H200, commit d854995, us, 16 / 64): 64x262144 bf16 backward
+# 63.6 / 59.1 (fused 70.2 / 65.7), 256x65536 51.8 / 50.4 (fused 59.1 / 57.9), 1024x65536
+# 181.6 / 180.1, 4096x20480 220.3 / 221.1.
+REDUCE_SPLIT_BLOCK_N = 64
 REDUCE_BLOCK_P = 32
 # The chunked forward reads each row twice. From rows of this many elements on, what it reads
 # or writes for the last time goes through L2 as "evict_first", so that the rows it will read
@@ -311,9 +316,10 @@ def backward_launcher(
 
 
 @functools.cache
-def reduce_launcher(w_dtype: torch.dtype, device: torch.device) -> ReduceLauncher:
-    """The dweight reduction's launcher for one weight dtype and device."""
-    return ReduceLauncher(REDUCE_BLOCK_N, REDUCE_BLOCK_P)
+def reduce_launcher(w_dtype: torch.dtype, device: torch.device, split_row: bool) -> ReduceLauncher:
+    """The dweight reduction's launcher for one weight dtype and device, after the backward
+    of rows in one block or of split rows."""
+    return ReduceLauncher(REDUCE_SPLIT_BLOCK_N if split_row else REDUCE_BLOCK_N, REDUCE_BLOCK_P)
 
 
 @functools.cache

@@ -199,7 +199,7 @@ def rms_norm_backward(dy, x, weight, rstd, d_residual_out=None, compute_dw=True)
             m, n, int(has_dres), segments, align=align, direct=direct,
         )  # fmt: skip
         if reduce_partials:
-            reduce = _config.reduce_launcher(dw.dtype, x.device)
+            reduce = _config.reduce_launcher(dw.dtype, x.device, launcher.split_row)
             reduce(partial, dw, grid[0], n, align=_config.row_alignment(n), direct=direct)
     return dx, dw
 
