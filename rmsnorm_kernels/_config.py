@@ -81,8 +81,8 @@ BACKWARD_TILE_BYTES = 16384
 # us, for 16 / 32 / 64 at 32 rows per step): 4096x4096 bf16 33.1 / 33.4 / 34.6 (fused
 # 38.5 / 38.8 / 39.7), 16384x4096 109.2 / 109.3 / 110.9 (fused 130.5 / 133.8 / 133.2),
 # 1024x8192 19.4 / 18.7 / 20.8, 512x2048 8.9 / 9.1 / 10.3, 512x3000 f32 8.4 / 8.7 / 9.6,
-# 128x4096 6.5 / 6.7 / 7.2; 64 or 128 rows per step instead of 32 changed none of them by
-# more than 0.6 us either way.
+# 128x4096 6.5 / 6.7 / 7.2; at 16 columns, 64 or 128 rows per step instead of 32 moved
+# none of them by more than 0.8 us.
 REDUCE_BLOCK_N = 16
 # Split rows leave few partial rows (one per row group) of many columns: there 64 columns
 # per program did better (same H200, commit d854995, us, 16 / 64): 64x262144 bf16 backward
@@ -96,7 +96,7 @@ REDUCE_BLOCK_P = 32
 # as a switch; device us, no hint / this one): 1024x65536 bf16 105.8 / 92.4 (fused 158.6 /
 # 157.0), 256x65536 bf16 24.6 / 25.1 (fused 43.5 / 41.4), 64x262144 bf16 61.3 / 55.8 (fused
 # 58.7 / 52.8), 256x65536 f32 51.1 / 46.2 (fused 83.1 / 76.2); at N = 32768 within 1% either
-# way; at N = 20480 it lost 5-8% (4096x20480 bf16 115.1 / 124.5, fused 222.5 / 234.0).
+# way; at N = 20480 it lost 3-8% (4096x20480 bf16 115.1 / 124.5, fused 222.5 / 234.0).
 # "evict_last" on the reads that come again, alone or as well, did no better overall. The
 # backward's split passes lost 1-6% with evict_last on the row-dot pass and evict_first on
 # the second (256x65536 bf16 50.7 -> 52.5 us, 1024x65536 179.0 -> 189.9).
