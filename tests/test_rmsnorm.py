@@ -262,6 +262,21 @@ def test_fused_backward_reuses_compiled_launcher():
     assert info.misses == 1 and info.hits >= 2
 
 
+def test_long_rows_stream_from_stream_min_n_on(monkeypatch):
+    """The chunked forward's L2 hint is keyed by N: rows past one block but short of
+    STREAM_MIN_N keep Triton's default policy, longer ones stream their last touches."""
+    launchers = []
+    real = _config.forward_launcher
+    monkeypatch.setattr(
+        _config, "forward_launcher", lambda *key: launchers.append(real(*key)) or launchers[-1]
+    )
+    for n in (4096, 20000, _config.STREAM_MIN_N):
+        x, residual, weight, *_ = make_inputs(Case((1,), n, BF16, BF16))
+        ops.rms_norm_forward(x, weight, EPS, residual=residual)
+    streams = [launcher.options(16)["STREAM"] for launcher in launchers]
+    assert streams == ["", "", "evict_first"]
+
+
 def test_new_m_does_not_compile_again():
     _config.clear_caches()
     for m in (3, 17, 1):
