@@ -33,13 +33,15 @@ def _check_x(name: str, x) -> None:
         raise ValueError(f"{name} must have at least one dimension (the normalised one)")
     if x.shape[-1] == 0:
         raise ValueError(f"{name} has an empty last dimension; there is nothing to normalise")
-    if x.device.type == "cpu" and not _INTERPRETING:
+    if x.is_cuda:  # CUDA and ROCm alike; asked first, since x.device costs host time
+        return
+    if x.device.type != "cpu":
+        raise ValueError(f"{name} is on {x.device}; rmsnorm_kernels runs on CUDA/ROCm GPUs")
+    if not _INTERPRETING:
         raise ValueError(
             f"{name} is a CPU tensor but Triton's interpreter is off; move it to a GPU, or set "
             "TRITON_INTERPRET=1 before importing rmsnorm_kernels to run the kernels on the CPU"
         )
-    if x.device.type not in ("cpu", "cuda"):
-        raise ValueError(f"{name} is on {x.device}; rmsnorm_kernels runs on CUDA/ROCm GPUs")
 
 
 def _check_weight(weight, x: torch.Tensor) -> None:
@@ -93,7 +95,7 @@ def _rows(t: torch.Tensor) -> torch.Tensor:
 
 def _on_device(t: torch.Tensor):
     """Launch on t's GPU even when another one is current."""
-    if t.is_cuda and t.device.index != torch.cuda.current_device():
+    if t.is_cuda and t.get_device() != torch.cuda.current_device():
         return torch.cuda.device(t.device)
     return contextlib.nullcontext()
 
@@ -260,8 +262,12 @@ class FusedAddRMSNormFunction(torch.autograd.Function):
 # --------------------------------------------------------------------------------------------
 
 
-def _needs_autograd(*tensors) -> bool:
-    return torch.is_grad_enabled() and any(t is not None and t.requires_grad for t in tensors)
+def _needs_autograd(x, weight, residual=None) -> bool:
+    return torch.is_grad_enabled() and (
+        x.requires_grad
+        or (weight is not None and weight.requires_grad)
+        or (residual is not None and residual.requires_grad)
+    )
 
 
 def rms_norm(x: torch.Tensor, weight: torch.Tensor | None = None, eps: float | None = None):
@@ -306,7 +312,7 @@ def fused_add_rms_norm(
         y, s, _ = torch.ops.rmsnorm_kernels.fused_add_rms_norm_fwd(
             _rows(x), _rows(residual), weight, eps
         )
-    elif _needs_autograd(x, residual, weight):
+    elif _needs_autograd(x, weight, residual):
         return FusedAddRMSNormFunction.apply(x, residual, weight, eps)
     else:
         y, s, _ = rms_norm_forward(_rows(x), weight, eps, residual=_rows(residual))
