@@ -52,6 +52,14 @@ F32_FORWARD_ELEMENTS_PER_WARP = 1024
 # - The tile is best at about 16 KB of x per iteration: 8192 elements (two rows) for bf16 at
 #   N = 4096 (138.2 -> 115.1 us), but 4096 for f32 (4096x4096 f32: 60.5 us vs 80.2 us).
 BACKWARD_PROGRAMS_PER_SM = 1
+# Short rows of 2-byte dtypes: half the warps in the backward. sweep-config --backward on an
+# H200 (ELEMENTS_PER_WARP 512 / 1024, device us; the session of the commit that set this):
+# 2048x512 bf16 10.9 / 8.5 (fused 11.2 / 9.2), 32768x512 36.7 / 35.0 (42.4 / 40.4),
+# 1024x1024 11.0 / 7.7 (11.2 / 7.9), 16384x1024 45.1 / 34.2 (48.4 / 39.8). At N = 2048 it
+# won with few rows and lost with many: 512x2048 9.2 / 7.1 but 8192x2048 34.3 / 39.6 (fused
+# 41.0 / 42.7); f32 rows lost or spilled everywhere (512x2048 7.4 / 8.6, 512x3000 8.3 / 63.5).
+SHORT_ROW_N = 1024
+SHORT_ROW_BACKWARD_ELEMENTS_PER_WARP = 1024
 BACKWARD_PREFETCH = True
 # The backward of rows past one block is split in two passes. The first sums g * x over
 # segments of each row, DOT_BLOCK_N columns at a time, rows cut into as many segments (at
@@ -298,7 +306,9 @@ def backward_launcher(
     """The backward launcher for one cache key; fused and plain backward share it."""
     tile = BACKWARD_TILE_BYTES // x_dtype.itemsize
     split_row = bucket == 0  # rows past one block
-    config = RowConfig.from_heuristic(SPLIT_BLOCK_N if split_row else bucket, tile)
+    short = not split_row and bucket <= SHORT_ROW_N and x_dtype.itemsize == 2
+    per_warp = SHORT_ROW_BACKWARD_ELEMENTS_PER_WARP if short else None
+    config = RowConfig.from_heuristic(SPLIT_BLOCK_N if split_row else bucket, tile, per_warp)
     if device.type == "cpu":
         max_programs = dot_programs = INTERPRETER_PROGRAMS
     else:

@@ -277,6 +277,27 @@ def test_long_rows_stream_from_stream_min_n_on(monkeypatch):
     assert streams == ["", "", "evict_first"]
 
 
+def test_short_rows_of_two_byte_dtypes_take_half_the_backward_warps():
+    """The backward gives rows up to SHORT_ROW_N elements of bf16/f16 one warp per
+    SHORT_ROW_BACKWARD_ELEMENTS_PER_WARP of the tile; f32 and longer rows keep the default."""
+
+    def warps(n, dtype):
+        launcher = _config.backward_launcher(
+            _config.shape_bucket(n), dtype, dtype, True, torch.device("cpu")
+        )
+        c = launcher.config
+        return c.block_m * c.block_n, c.num_warps
+
+    short = _config.SHORT_ROW_N
+    for dtype in (BF16, torch.float16):
+        tile, num_warps = warps(short, dtype)
+        assert num_warps == max(1, tile // _config.SHORT_ROW_BACKWARD_ELEMENTS_PER_WARP)
+        tile, num_warps = warps(2 * short, dtype)
+        assert num_warps == min(16, tile // _config.ELEMENTS_PER_WARP)
+    tile, num_warps = warps(short, torch.float32)
+    assert num_warps == min(16, tile // _config.ELEMENTS_PER_WARP)
+
+
 def test_new_m_does_not_compile_again():
     _config.clear_caches()
     for m in (3, 17, 1):
