@@ -338,6 +338,29 @@ def test_triton_compiles_once_per_variant_on_gpu():
     assert compiled() == before
 
 
+def test_direct_launch_skips_the_launcher_object_only_where_it_does_nothing():
+    """A direct launch calls the C function of Triton's CUDA launcher only when the launcher's
+    Python wrapper would not allocate scratch memory first; other launchers are called whole."""
+    from rmsnorm_kernels._launch import _plain_cuda_launcher
+
+    class CudaLauncher:  # the attributes of Triton 3.6's
+        global_scratch_size = 0
+        profile_scratch_size = 0
+
+        def launch(self, *args):
+            pass
+
+    class HIPLauncher(CudaLauncher):
+        pass
+
+    assert _plain_cuda_launcher(CudaLauncher())
+    for size in ("global_scratch_size", "profile_scratch_size"):
+        scratch = CudaLauncher()
+        setattr(scratch, size, 256)
+        assert not _plain_cuda_launcher(scratch), size
+    assert not _plain_cuda_launcher(HIPLauncher())
+
+
 @pytest.mark.skipif(DEVICE == "cpu", reason="the interpreter launches no compiled kernels")
 def test_compiled_variant_is_launched_directly_only_where_it_fits(monkeypatch):
     """After a key's first call, aligned calls launch its compiled variant without Triton's
