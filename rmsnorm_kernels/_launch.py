@@ -105,9 +105,10 @@ class _Variant:
 def _plain_cuda_launcher(run) -> bool:
     """Whether ``run`` is Triton 3.6's CUDA launcher with nothing to do in Python: no scratch
     memory to allocate before its C function launches."""
+    attributes = ("launch", "launch_cooperative_grid", "launch_pdl")
     return (
         type(run).__name__ == "CudaLauncher"
-        and not run.global_scratch_size
-        and not run.profile_scratch_size
-        and hasattr(run, "launch")
+        and all(hasattr(run, a) for a in attributes)
+        and not getattr(run, "global_scratch_size", 1)
+        and not getattr(run, "profile_scratch_size", 1)
     )

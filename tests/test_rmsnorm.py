@@ -340,12 +340,15 @@ def test_triton_compiles_once_per_variant_on_gpu():
 
 def test_direct_launch_skips_the_launcher_object_only_where_it_does_nothing():
     """A direct launch calls the C function of Triton's CUDA launcher only when the launcher's
-    Python wrapper would not allocate scratch memory first; other launchers are called whole."""
+    Python wrapper would not allocate scratch memory first and the launcher has every
+    attribute the call passes on; other launchers are called whole."""
     from rmsnorm_kernels._launch import _plain_cuda_launcher
 
     class CudaLauncher:  # the attributes of Triton 3.6's
         global_scratch_size = 0
         profile_scratch_size = 0
+        launch_cooperative_grid = False
+        launch_pdl = False
 
         def launch(self, *args):
             pass
@@ -359,6 +362,16 @@ def test_direct_launch_skips_the_launcher_object_only_where_it_does_nothing():
         setattr(scratch, size, 256)
         assert not _plain_cuda_launcher(scratch), size
     assert not _plain_cuda_launcher(HIPLauncher())
+
+    class Older:  # a CUDA launcher without an attribute that the direct call passes on
+        global_scratch_size = profile_scratch_size = 0
+        launch_cooperative_grid = False
+
+        def launch(self, *args):
+            pass
+
+    Older.__name__ = "CudaLauncher"
+    assert not _plain_cuda_launcher(Older())
 
 
 @pytest.mark.skipif(DEVICE == "cpu", reason="the interpreter launches no compiled kernels")
