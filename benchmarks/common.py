@@ -10,6 +10,7 @@ Several such samples are kept per case so that asv judges differences from stati
 Every backend's outputs and gradients are checked against the fp32 reference first.
 """
 
+import math
 import os
 import re
 import time
@@ -342,27 +343,57 @@ def seconds_per_call(call, c: Contract) -> list[float]:
     return samples
 
 
-def device_seconds_per_call(make_call, c: Contract) -> list[float]:
-    """Device-only seconds per call: the call captured once in a CUDA graph, replays timed.
+# A graph replay costs the host a few microseconds (up to 5-6 on an H200 host); replays of
+# shorter graphs, back to back, wait on the host, and their time would be the host's. So the
+# call is captured as many times over as make one replay last at least this long.
+GRAPH_MIN_SECONDS = 100e-6
+MAX_CALLS_PER_GRAPH = 64
 
-    Host work (Python, autograd, launch overhead) is out of this figure. `make_call` builds
-    the call; it runs on the capturing stream, so a backward's forward graph does too (the
-    autograd engine runs each backward op on its forward op's stream).
+
+def calls_per_graph(seconds_per_replay: float) -> int:
+    """How many calls one graph holds, given a replay of a one-call graph."""
+    wanted = math.ceil(GRAPH_MIN_SECONDS / max(seconds_per_replay, 1e-9))
+    return min(MAX_CALLS_PER_GRAPH, max(1, wanted))
+
+
+def device_seconds_per_call(make_call, c: Contract) -> list[float]:
+    """Device-only seconds per call: the call captured in a CUDA graph, replays timed.
+
+    Host work (Python, autograd, launch overhead) is out of this figure. A call shorter than
+    GRAPH_MIN_SECONDS is captured several times back to back in one graph (its kernels run
+    as back-to-back calls would, without the host in between), and each replay counts that
+    many calls. `make_call` builds the call; it runs on the capturing stream, so a
+    backward's forward graph does too (the autograd engine runs each backward op on its
+    forward op's stream).
     """
     import torch
 
     stream = torch.cuda.Stream()
     stream.wait_stream(torch.cuda.current_stream())
-    graph = torch.cuda.CUDAGraph()
     with torch.cuda.stream(stream):
         call = make_call()
         for _ in range(3):
             call()
-        # thread_local: the autograd engine launches the backward from its own thread
-        with torch.cuda.graph(graph, stream=stream, capture_error_mode="thread_local"):
-            call()
+        graph = _captured(call, 1, stream)
+        estimate = median(seconds_per_call(graph.replay, Contract(warmup=2, iters=10, samples=3)))
+        calls = calls_per_graph(estimate)
+        if calls > 1:
+            del graph
+            graph = _captured(call, calls, stream)
     torch.cuda.current_stream().wait_stream(stream)
-    return seconds_per_call(graph.replay, c)
+    return [s / calls for s in seconds_per_call(graph.replay, c)]
+
+
+def _captured(call, times: int, stream):
+    """A CUDA graph of `times` back-to-back calls."""
+    import torch
+
+    graph = torch.cuda.CUDAGraph()
+    # thread_local: the autograd engine launches the backward from its own thread
+    with torch.cuda.graph(graph, stream=stream, capture_error_mode="thread_local"):
+        for _ in range(times):
+            call()
+    return graph
 
 
 def peak_memory(call) -> int:

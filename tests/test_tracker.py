@@ -55,6 +55,16 @@ def write_run(folder: Path, commit: str, date: int, values: dict):
     return path
 
 
+def test_short_calls_are_captured_several_times_per_graph():
+    # a replay of a short call waits on the host: the graph holds enough calls to last
+    # GRAPH_MIN_SECONDS, within [1, MAX_CALLS_PER_GRAPH]
+    assert common.calls_per_graph(2 * common.GRAPH_MIN_SECONDS) == 1
+    assert common.calls_per_graph(common.GRAPH_MIN_SECONDS) == 1
+    assert common.calls_per_graph(common.GRAPH_MIN_SECONDS / 20) == 20
+    assert common.calls_per_graph(common.GRAPH_MIN_SECONDS / 20.5) == 21
+    assert common.calls_per_graph(0.0) == common.MAX_CALLS_PER_GRAPH
+
+
 def test_torch_compile_adapter_builds():
     # its GPU-only set-up, run in a fresh process as asv's are (it once failed there only:
     # a torch submodule that this test process had already imported)
