@@ -60,6 +60,18 @@ BACKWARD_PROGRAMS_PER_SM = 1
 # 41.0 / 42.7); f32 rows lost or spilled everywhere (512x2048 7.4 / 8.6, 512x3000 8.3 / 63.5).
 SHORT_ROW_N = 1024
 SHORT_ROW_BACKWARD_ELEMENTS_PER_WARP = 1024
+# Few rows: where the backward's grid gets at most FEW_ROWS_BLOCKS_PER_PROGRAM row blocks per
+# program, bf16/f16 rows of N = 2048 and 4096 take tiles of FEW_ROWS_TILE_BYTES (half the
+# rows per block, half the warps), so that each program has blocks to prefetch. sweep-config
+# --backward on an H200 (the commit that set this; BACKWARD_TILE_BYTES 16384 / 8192 at 512
+# elements per warp, device us; row blocks per program at 16 KB in brackets): 512x2048 bf16
+# 7.7 / 5.4 (1; fused 8.1 / 5.6), 1024x2048 9.1 / 6.6 (2), 2048x2048 11.3 / 8.8 (4; fused
+# 11.9 / 9.5), 4096x2048 19.8 / 20.2 (8), 8192x2048 33.8 / 37.0 (16); 512x4096 7.5 / 6.8 (2),
+# 1024x4096 9.8 / 8.8 (4), 4096x4096 32.1 / 37.4 (16); 512x2048 f16 7.7 / 5.5; 128x4096 bf16
+# 5.2 / 5.1. f32 rows tied (512x2048 f32 6.0 / 6.1), and N = 8192 has one row per block at
+# either size; rows of up to SHORT_ROW_N were not measured. Those keep the tile above.
+FEW_ROWS_TILE_BYTES = 8192
+FEW_ROWS_BLOCKS_PER_PROGRAM = 4
 BACKWARD_PREFETCH = True
 # The backward of rows past one block is split in two passes. The first sums g * x over
 # segments of each row, DOT_BLOCK_N columns at a time, rows cut into as many segments (at
@@ -203,6 +215,9 @@ class BackwardLauncher:
     prefetch: bool
     split_row: bool = False  # rows past one block: the row-dot pass, then column blocks
     dot_programs: int = 1  # the row-dot pass's target grid
+    # the launcher for up to few_rows_max_m rows (FEW_ROWS_TILE_BYTES); -1 where none
+    few_rows_max_m: int = -1
+    few_rows: "BackwardLauncher | None" = field(default=None, compare=False, repr=False)
     variants: Variants = field(
         default_factory=lambda: Variants(_rms_norm_bwd_kernel), compare=False, repr=False
     )
@@ -303,7 +318,8 @@ def forward_launcher(
 def backward_launcher(
     bucket: int, x_dtype: torch.dtype, w_dtype, compute_dw: bool, device: torch.device
 ) -> BackwardLauncher:
-    """The backward launcher for one cache key; fused and plain backward share it."""
+    """The backward launcher for one cache key; fused and plain backward share it. Callers
+    take its ``few_rows`` launcher instead for up to ``few_rows_max_m`` rows."""
     tile = BACKWARD_TILE_BYTES // x_dtype.itemsize
     split_row = bucket == 0  # rows past one block
     short = not split_row and bucket <= SHORT_ROW_N and x_dtype.itemsize == 2
@@ -314,8 +330,8 @@ def backward_launcher(
     else:
         max_programs = BACKWARD_PROGRAMS_PER_SM * multiprocessor_count(device)
         dot_programs = DOT_PROGRAMS_PER_SM * multiprocessor_count(device)
-    return BackwardLauncher(
-        config,
+    launcher = functools.partial(
+        BackwardLauncher,
         has_weight=w_dtype is not None,
         compute_dw=compute_dw,
         max_programs=max_programs,
@@ -323,6 +339,13 @@ def backward_launcher(
         split_row=split_row,
         dot_programs=dot_programs,
     )
+    if split_row or short or x_dtype.itemsize != 2:
+        return launcher(config)
+    few = RowConfig.from_heuristic(bucket, FEW_ROWS_TILE_BYTES // x_dtype.itemsize)
+    if few == config:  # one row per block at either tile size
+        return launcher(config)
+    max_m = FEW_ROWS_BLOCKS_PER_PROGRAM * max_programs * config.block_m
+    return launcher(config, few_rows_max_m=max_m, few_rows=launcher(few))
 
 
 @functools.cache

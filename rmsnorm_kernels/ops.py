@@ -156,6 +156,8 @@ def rms_norm_backward(dy, x, weight, rstd, d_residual_out=None, compute_dw=True)
         compute_dw,
         x.device,
     )
+    if m <= launcher.few_rows_max_m:
+        launcher = launcher.few_rows
     dx = torch.empty((m, n), dtype=x.dtype, device=x.device)
     if not compute_dw:
         dw = None

@@ -5,6 +5,7 @@ cannot drift apart. Every result is compared with the single fp32 reference in
 rmsnorm_kernels.reference.
 """
 
+import itertools
 import math
 import os
 import re
@@ -144,6 +145,10 @@ def reference_grads(op, x, residual, weight, dy, d_res, eps=None):
 @pytest.mark.parametrize("op", OPS)
 @pytest.mark.parametrize("case", CASES, ids=IDS)
 def test_backward_direct(case, op):
+    check_backward_direct(case, op)
+
+
+def check_backward_direct(case, op):
     x, residual, weight, dy, d_res = make_inputs(case)
     n = case.n
     if op == "rms_norm":
@@ -169,6 +174,42 @@ def test_backward_direct(case, op):
     else:
         assert dw.dtype == weight.dtype and dw.shape == weight.shape
         assert_close(dw, expected_dw, case.dtype, "dweight")
+
+
+def test_few_rows_take_the_smaller_backward_tile():
+    """bf16/f16 rows of N = 2048 and 4096 have a second backward launcher, with tiles of
+    FEW_ROWS_TILE_BYTES, for up to FEW_ROWS_BLOCKS_PER_PROGRAM row blocks per program;
+    other rows have none."""
+    cpu = torch.device("cpu")
+    for n, dtype in itertools.product((2048, 4096), (BF16, F16)):
+        launcher = _config.backward_launcher(n, dtype, dtype, True, cpu)
+        few = launcher.few_rows.config
+        assert few.block_m * few.block_n * dtype.itemsize == _config.FEW_ROWS_TILE_BYTES
+        blocks = _config.FEW_ROWS_BLOCKS_PER_PROGRAM * launcher.max_programs
+        assert launcher.few_rows_max_m == blocks * launcher.config.block_m
+    for n, dtype in ((2048, F32), (8192, BF16), (_config.SHORT_ROW_N, BF16), (0, BF16)):
+        launcher = _config.backward_launcher(n, dtype, dtype, True, cpu)
+        assert launcher.few_rows is None and launcher.few_rows_max_m == -1, (n, dtype)
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_backward_on_both_sides_of_the_few_rows_threshold(op, monkeypatch):
+    _config.clear_caches()
+    launcher = _config.backward_launcher(2048, BF16, BF16, True, torch.device(DEVICE))
+    launched = []
+    for name, which in (("many", launcher), ("few", launcher.few_rows)):
+        launch = which.variants.launch
+
+        def record(*args, _launch=launch, _name=name, **kwargs):
+            launched.append(_name)
+            return _launch(*args, **kwargs)
+
+        monkeypatch.setattr(which.variants, "launch", record)
+    for m, expected in ((launcher.few_rows_max_m, "few"), (launcher.few_rows_max_m + 1, "many")):
+        launched.clear()
+        check_backward_direct(Case((m,), 2048, BF16, BF16), op)
+        assert set(launched) == {expected}, m
+    _config.clear_caches()
 
 
 def test_split_row_backward_with_several_row_groups(monkeypatch):
