@@ -195,7 +195,8 @@ def test_few_rows_take_the_smaller_backward_tile():
 @pytest.mark.parametrize("op", OPS)
 def test_backward_on_both_sides_of_the_few_rows_threshold(op, monkeypatch):
     _config.clear_caches()
-    launcher = _config.backward_launcher(2048, BF16, BF16, True, torch.device(DEVICE))
+    device = torch.empty(0, device=DEVICE).device  # cuda:0, the launchers' key, not cuda
+    launcher = _config.backward_launcher(2048, BF16, BF16, True, device)
     launched = []
     for name, which in (("many", launcher), ("few", launcher.few_rows)):
         launch = which.variants.launch
