@@ -45,6 +45,12 @@ def figures(run: dict, measured_only: bool = True) -> dict:
     return out
 
 
+def versions(run: dict) -> dict:
+    """{benchmark: the version of its method} in one results file."""
+    column = run["result_columns"].index("version")
+    return {bench: entry[column] for bench, entry in run["results"].items()}
+
+
 def union_benchmarks(results_dir: Path) -> dict:
     """benchmarks.json with each parameter list widened to every value some results file has.
 

@@ -36,7 +36,7 @@ def test_parse_shapes_names_the_bad_entry(bad):
         assert repr(bad.strip()) in str(e.value) or repr(bad) in str(e.value)
 
 
-def write_run(folder: Path, commit: str, date: int, values: dict):
+def write_run(folder: Path, commit: str, date: int, values: dict, version="v"):
     """An asv results file with one parametrized benchmark of the given (case, backend) values."""
     cases = sorted({c for c, _ in values})
     backends = sorted({b for _, b in values})
@@ -47,7 +47,7 @@ def write_run(folder: Path, commit: str, date: int, values: dict):
         "date": date,
         "params": {"machine": folder.name},
         "result_columns": COLUMNS,
-        "results": {"bench_rmsnorm.RMSNormBackward.track_time": [result, params, "v", 0, 1.0]},
+        "results": {"bench_rmsnorm.RMSNormBackward.track_time": [result, params, version, 0, 1.0]},
     }
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{commit[:8]}-virtualenv-py3.11.json"
@@ -164,6 +164,18 @@ def test_check_regressions_names_benchmark_and_parameters(tmp_path):
     assert chosen.returncode == 1 and "2 figures compared" in chosen.stdout, chosen.stdout
     bad = script("check-regressions", "--results", tmp_path / "results", "--bench", "(")
     assert bad.returncode != 0 and "not a regular expression" in bad.stderr
+
+
+def test_check_regressions_compares_only_figures_of_one_method(tmp_path):
+    folder = tmp_path / "results" / "h200"
+    write_run(folder, "a" * 40, 1, {("1x4096-bf16", "triton"): 5e-6}, version="graph-1")
+    write_run(folder, "b" * 40, 2, {("1x4096-bf16", "triton"): 9e-6}, version="graph-2")
+    found = script("check-regressions", "--results", tmp_path / "results")
+    assert found.returncode == 0, found.stdout
+    assert "0 figures compared" in found.stdout and "1 not compared" in found.stdout
+    write_run(folder, "c" * 40, 3, {("1x4096-bf16", "triton"): 2e-5}, version="graph-2")
+    found = script("check-regressions", "--results", tmp_path / "results")
+    assert found.returncode == 1 and "9e-06 -> 2e-05" in found.stdout, found.stdout
 
 
 def test_union_benchmarks_lists_every_machines_shapes(tmp_path):
