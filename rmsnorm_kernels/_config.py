@@ -121,6 +121,31 @@ REDUCE_BLOCK_P = 32
 # backward's split passes lost 1-6% with evict_last on the row-dot pass and evict_first on
 # the second (256x65536 bf16 50.7 -> 52.5 us, 1024x65536 179.0 -> 189.9).
 STREAM_MIN_N = 65536
+# Few rows: where rows fit one block and there are more row blocks than FORWARD_FEW_ROWS_
+# PROGRAMS_PER_SM programs per SM but at most FORWARD_FEW_ROWS_BLOCKS_PER_PROGRAM per program,
+# the forward takes a persistent grid, each program walking row blocks pid, pid + P, ... and
+# loading the next block before working on this one (FORWARD_PREFETCH; without it the
+# persistent grid lost everywhere). Elsewhere a program per row block does better.
+# scripts/sweep-config --forward on an H200 (the commit that set this), device us, one
+# program per block / 2 / 4 persistent programs per SM [torch.compile in the same run]:
+# - gains, RMSNorm (fused-add): 512x8192 bf16 4.5 / 4.3 / 5.0 [4.3] (7.1 / 6.2 / 6.4 [8.9]),
+#   1024x8192 7.1 / 6.6 / 7.3 [6.8] (19.0 / 18.2 / 19.0 [18.2]), 1024x4096 bf16 4.9 / 4.2 /
+#   4.2 [4.6] (6.9 / 6.3 / 5.9 [7.5]), 512x3000 f32 3.8 / 3.7 / 3.7 [3.5] (6.0 / 5.3 / 5.8
+#   [5.0]), 1024x3000 f32 6.3 / 5.5 / 5.5 [5.3], 1024x4096 f32 7.7 / 6.7 / 7.0 [7.0];
+# - losses of the fused-add forward of f32 rows at 4 blocks per program: 1024x3000 f32 11.4 /
+#   12.3 / 13.9, 1024x4096 f32 18.5 / 19.1 / 19.8 (hence at most 2 blocks per program there);
+# - mixed at 8 blocks per program: 2048x8192 bf16 19.9 / 19.0 / 19.5 (fused 35.7 / 37.8 /
+#   36.0), 2048x3000 f32 13.5 / 14.1 / 12.5, 4096x2048 bf16 7.0 / 7.0 / 6.7;
+# - losses with many blocks per program: 16384x4096 bf16 67.2 / 80.1 / 73.8, 8192x8192
+#   68.3 / 70.0 / 70.3, 32768x8192 260.7 / 276.4 / 273.8 (fused 521.2 / 550.2 / 550.8).
+# At no more blocks than programs the persistent variant only adds work (512x2048 bf16
+# 2.4 / 2.6 / 2.6, fused 2.7 / 3.0 / 3.1). Loading the weight before the rows, once per
+# program, cost 25% at N = 8,192 (8192x8192 bf16 84.7 against 68.3 us): it is loaded
+# where it is used.
+FORWARD_FEW_ROWS_PROGRAMS_PER_SM = 2  # 0: never persistent
+FORWARD_FEW_ROWS_BLOCKS_PER_PROGRAM = 4
+FUSED_F32_FORWARD_FEW_ROWS_BLOCKS_PER_PROGRAM = 2
+FORWARD_PREFETCH = True
 # Problems up to this many elements take a one-program backward grid, which writes dweight
 # itself: one launch instead of two, for shapes whose time is launch overhead anyway.
 SINGLE_PROGRAM_ELEMENTS = 65536
@@ -183,10 +208,21 @@ class ForwardLauncher:
     has_weight: bool
     has_residual: bool
     stream: bool = False  # chunked rows: last reads and writes "evict_first" in L2
+    max_programs: int = 0  # rows in one block: a persistent grid of this many; 0: none
+    prefetch: bool = False  # with a persistent grid, load the next row block early
+    # the persistent launcher for m rows with few_rows_min_m < m <= few_rows_max_m
+    few_rows_min_m: int = -1
+    few_rows_max_m: int = -1
+    few_rows: "ForwardLauncher | None" = field(default=None, compare=False, repr=False)
     # the compiled variants, one per ALIGN (the cache key fixes everything else)
     variants: Variants = field(
         default_factory=lambda: Variants(_rms_norm_fwd_kernel), compare=False, repr=False
     )
+
+    def grid(self, m: int) -> tuple[int]:
+        """One program per row block, or a persistent grid of at most max_programs."""
+        blocks = cdiv(m, self.config.block_m)
+        return (min(blocks, self.max_programs) if self.max_programs else blocks,)
 
     def __call__(self, grid, *args, align=1, direct=False):
         self.variants.launch(align, grid, args, lambda: self.options(align), direct)
@@ -202,6 +238,8 @@ class ForwardLauncher:
             ALIGN=align,
             CHUNK_STAGES=c.chunk_stages,
             STREAM="evict_first" if self.stream and not c.single_block else "",
+            PERSISTENT=self.max_programs > 0,
+            PREFETCH=self.prefetch,
             num_warps=c.num_warps,
         )
 
@@ -303,14 +341,31 @@ def forward_launcher(
     stream: bool = False,
 ) -> ForwardLauncher:
     """The forward launcher for one cache key. ``w_dtype`` is None when there is no weight;
-    ``stream``: N is at least STREAM_MIN_N."""
+    ``stream``: N is at least STREAM_MIN_N. Callers take its ``few_rows`` launcher instead
+    for few_rows_min_m < m <= few_rows_max_m rows."""
     per_warp = F32_FORWARD_ELEMENTS_PER_WARP if x_dtype == torch.float32 else ELEMENTS_PER_WARP
     config = RowConfig.from_heuristic(bucket or MAX_SINGLE_BLOCK_N + 1, per_warp=per_warp)
-    return ForwardLauncher(
+    launcher = functools.partial(
+        ForwardLauncher,
         config,
         has_weight=w_dtype is not None,
         has_residual=has_residual,
         stream=stream,
+    )
+    if not config.single_block or FORWARD_FEW_ROWS_PROGRAMS_PER_SM <= 0:
+        return launcher()
+    if device.type == "cpu":
+        programs = INTERPRETER_PROGRAMS
+    else:
+        programs = FORWARD_FEW_ROWS_PROGRAMS_PER_SM * multiprocessor_count(device)
+    per_program = FORWARD_FEW_ROWS_BLOCKS_PER_PROGRAM
+    if has_residual and x_dtype == torch.float32:
+        per_program = FUSED_F32_FORWARD_FEW_ROWS_BLOCKS_PER_PROGRAM
+    few = launcher(max_programs=programs, prefetch=FORWARD_PREFETCH)
+    return launcher(
+        few_rows_min_m=programs * config.block_m,
+        few_rows_max_m=per_program * programs * config.block_m,
+        few_rows=few,
     )
 
 

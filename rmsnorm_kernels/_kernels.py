@@ -33,6 +33,43 @@ def _aligned(value, ALIGN: tl.constexpr):
     return value // ALIGN * ALIGN
 
 
+@triton.jit
+def _load_fwd_block(X, stride_x, R, stride_r, row_start, cols, M, N, HAS_RESIDUAL: tl.constexpr,
+                    BLOCK_M: tl.constexpr):  # fmt: skip
+    """x (and the residual, else x again) of one block of rows; rows past M read nothing."""
+    rows = row_start + tl.arange(0, BLOCK_M)
+    mask = (rows < M)[:, None] & (cols < N)
+    rows = rows.to(tl.int64)[:, None]
+    x = tl.load(X + rows * stride_x + cols, mask=mask, other=0.0)
+    r = x
+    if HAS_RESIDUAL:
+        r = tl.load(R + rows * stride_r + cols, mask=mask, other=0.0)
+    return x, r
+
+
+@triton.jit
+def _fwd_row_block(x, r, W, Y, stride_y, S, stride_s, RSTD, row_start, cols, M, N, eps,
+                   HAS_WEIGHT: tl.constexpr, HAS_RESIDUAL: tl.constexpr,
+                   BLOCK_M: tl.constexpr):  # fmt: skip
+    """The forward of one block of rows held in registers (x and r from _load_fwd_block)."""
+    rows = row_start + tl.arange(0, BLOCK_M)
+    row_mask = rows < M
+    rows = rows.to(tl.int64)[:, None]
+    mask = row_mask[:, None] & (cols < N)
+    if HAS_RESIDUAL:
+        # residual_out is rounded to the input dtype, and the norm sees that rounded value
+        x = (x.to(tl.float32) + r.to(tl.float32)).to(S.dtype.element_ty)
+        tl.store(S + rows * stride_s + cols, x, mask=mask)
+    x = x.to(tl.float32)
+    rstd = tl.math.rsqrt(tl.sum(x * x, axis=1) / N + eps)
+    tl.store(RSTD + rows.reshape(BLOCK_M), rstd, mask=row_mask)
+    y = x * rstd[:, None]
+    if HAS_WEIGHT:
+        w = tl.load(W + cols, mask=cols < N, other=0.0)
+        y = y * w.to(tl.float32)
+    tl.store(Y + rows * stride_y + cols, y.to(Y.dtype.element_ty), mask=mask)
+
+
 # Integer arguments are not specialised (rmsnorm_kernels._launch says why); ALIGN carries
 # what the kernels need to know of their divisibility.
 @triton.jit(do_not_specialize=["stride_x", "stride_r", "stride_y", "stride_s", "M", "N"])
@@ -58,31 +95,48 @@ def _rms_norm_fwd_kernel(
     ALIGN: tl.constexpr,  # N and every row stride are multiples of this (see _aligned)
     CHUNK_STAGES: tl.constexpr,  # chunks in flight at once on the chunked path (pipelining)
     STREAM: tl.constexpr,  # L2 eviction policy of chunks read or written for the last time
+    PERSISTENT: tl.constexpr,  # one block: program pid takes row blocks pid, pid + P, ...
+    PREFETCH: tl.constexpr,  # persistent: load the next row block before working on this one
 ):
     N = _aligned(N, ALIGN)
     stride_x, stride_r = _aligned(stride_x, ALIGN), _aligned(stride_r, ALIGN)
     stride_y, stride_s = _aligned(stride_y, ALIGN), _aligned(stride_s, ALIGN)
-    rows = tl.program_id(0) * BLOCK_M + tl.arange(0, BLOCK_M)
-    row_mask = rows < M
-    rows = rows.to(tl.int64)[:, None]
+    pid = tl.program_id(0)
     cols = tl.arange(0, BLOCK_N)[None, :]
-    if SINGLE_BLOCK:
-        mask = row_mask[:, None] & (cols < N)
-        x = tl.load(X + rows * stride_x + cols, mask=mask, other=0.0)
-        if HAS_RESIDUAL:
-            r = tl.load(R + rows * stride_r + cols, mask=mask, other=0.0)
-            # residual_out is rounded to the input dtype, and the norm sees that rounded value
-            x = (x.to(tl.float32) + r.to(tl.float32)).to(S.dtype.element_ty)
-            tl.store(S + rows * stride_s + cols, x, mask=mask)
-        x = x.to(tl.float32)
-        rstd = tl.math.rsqrt(tl.sum(x * x, axis=1) / N + eps)
-        tl.store(RSTD + rows.reshape(BLOCK_M), rstd, mask=row_mask)
-        y = x * rstd[:, None]
-        if HAS_WEIGHT:
-            w = tl.load(W + cols, mask=cols < N, other=0.0)
-            y = y * w.to(tl.float32)
-        tl.store(Y + rows * stride_y + cols, y.to(Y.dtype.element_ty), mask=mask)
+    if SINGLE_BLOCK and PERSISTENT:
+        # Row blocks pid, pid + P, pid + 2P, ..., with PREFETCH the next block's rows loaded
+        # while this one computes.
+        step = tl.num_programs(0) * BLOCK_M
+        if PREFETCH:
+            nx, nr = _load_fwd_block(
+                X, stride_x, R, stride_r, pid * BLOCK_M, cols, M, N, HAS_RESIDUAL, BLOCK_M
+            )  # fmt: skip
+        for row_start in range(pid * BLOCK_M, M, step):
+            if PREFETCH:
+                x, r = nx, nr
+                nx, nr = _load_fwd_block(
+                    X, stride_x, R, stride_r, row_start + step, cols, M, N, HAS_RESIDUAL, BLOCK_M
+                )  # fmt: skip
+            else:
+                x, r = _load_fwd_block(
+                    X, stride_x, R, stride_r, row_start, cols, M, N, HAS_RESIDUAL, BLOCK_M
+                )  # fmt: skip
+            _fwd_row_block(
+                x, r, W, Y, stride_y, S, stride_s, RSTD, row_start, cols, M, N, eps,
+                HAS_WEIGHT, HAS_RESIDUAL, BLOCK_M,
+            )  # fmt: skip
+    elif SINGLE_BLOCK:  # one row block per program
+        x, r = _load_fwd_block(
+            X, stride_x, R, stride_r, pid * BLOCK_M, cols, M, N, HAS_RESIDUAL, BLOCK_M
+        )  # fmt: skip
+        _fwd_row_block(
+            x, r, W, Y, stride_y, S, stride_s, RSTD, pid * BLOCK_M, cols, M, N, eps,
+            HAS_WEIGHT, HAS_RESIDUAL, BLOCK_M,
+        )  # fmt: skip
     else:
+        rows = pid * BLOCK_M + tl.arange(0, BLOCK_M)
+        row_mask = rows < M
+        rows = rows.to(tl.int64)[:, None]
         # Pass 1: sum of squares, and residual_out when fused, stored as it is computed.
         # Pass 2: read the row again (residual_out when fused: one tensor, not two, and just
         # written, so likely still in L2) and write y. Both passes give a chunk the same

@@ -117,6 +117,8 @@ def rms_norm_forward(x, weight, eps: float, residual=None):
         x.device,
         n >= _config.STREAM_MIN_N,
     )
+    if launcher.few_rows_min_m < m <= launcher.few_rows_max_m:
+        launcher = launcher.few_rows
     y = torch.empty((m, n), dtype=x.dtype, device=x.device)
     rstd = torch.empty((m,), dtype=torch.float32, device=x.device)
     residual_out = torch.empty_like(y) if has_residual else None
@@ -125,7 +127,7 @@ def rms_norm_forward(x, weight, eps: float, residual=None):
     r = residual if has_residual else x
     s = residual_out if has_residual else y
     w = weight if weight is not None else x
-    grid = (_config.cdiv(m, launcher.config.block_m),)
+    grid = launcher.grid(m)
     sx, sr = x.stride(0), r.stride(0)
     align = _config.row_alignment(n, sx, sr)  # y and s are fresh and contiguous
     # the compiled variant may be launched directly (see _launch) for 32-bit integers and

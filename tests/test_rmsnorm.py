@@ -125,6 +125,60 @@ def test_forward(case, op):
     assert_close(y, expected, case.dtype, "out")
 
 
+def test_few_rows_take_the_persistent_forward():
+    """Rows in one block have a second, persistent forward launcher for more row blocks than
+    programs but at most FORWARD_FEW_ROWS_BLOCKS_PER_PROGRAM per program (fewer for the
+    fused-add forward of f32 rows); rows past one block have none."""
+    cpu = torch.device("cpu")
+    for dtype, fused in itertools.product((BF16, F32), (False, True)):
+        launcher = _config.forward_launcher(4096, dtype, dtype, fused, cpu)
+        few = launcher.few_rows
+        assert launcher.max_programs == 0 and few.max_programs > 0 and few.prefetch
+        per_program = _config.FORWARD_FEW_ROWS_BLOCKS_PER_PROGRAM
+        if fused and dtype == F32:
+            per_program = _config.FUSED_F32_FORWARD_FEW_ROWS_BLOCKS_PER_PROGRAM
+        block_m = launcher.config.block_m
+        assert launcher.few_rows_min_m == few.max_programs * block_m
+        assert launcher.few_rows_max_m == per_program * few.max_programs * block_m
+        assert few.grid(launcher.few_rows_max_m) == (few.max_programs,)
+    chunked = _config.forward_launcher(0, BF16, BF16, False, cpu)
+    assert chunked.few_rows is None and chunked.few_rows_max_m == -1
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_forward_on_both_sides_of_the_few_rows_thresholds(op, monkeypatch):
+    """Each launcher takes the rows the thresholds give it; the persistent one walks several
+    row blocks per program (the last one partial) and every row is normalised."""
+    _config.clear_caches()
+    device = torch.empty(0, device=DEVICE).device  # cuda:0, the launchers' key, not cuda
+    launcher = _config.forward_launcher(64, F16, F16, op == "fused_add", device, False)
+    launched = []
+    for name, which in (("one block each", launcher), ("persistent", launcher.few_rows)):
+        launch = which.variants.launch
+
+        def record(*args, _launch=launch, _name=name, **kwargs):
+            launched.append(_name)
+            return _launch(*args, **kwargs)
+
+        monkeypatch.setattr(which.variants, "launch", record)
+    lo, hi = launcher.few_rows_min_m, launcher.few_rows_max_m
+    for m, expected in (
+        (lo, "one block each"), (lo + 1, "persistent"), (hi - 3, "persistent"),
+        (hi + 1, "one block each"),
+    ):  # fmt: skip
+        launched.clear()
+        x, residual, weight, _, _ = make_inputs(Case((m,), 64, F16, F16))
+        if op == "rms_norm":
+            assert_close(rk.rms_norm(x, weight), rms_norm_reference(x, weight), F16, "out")
+        else:
+            y, residual_out = rk.fused_add_rms_norm(x, residual, weight)
+            expected_y, expected_residual = fused_add_rms_norm_reference(x, residual, weight)
+            assert_close(y, expected_y, F16, "out")
+            assert_close(residual_out, expected_residual, F16, "residual_out")
+        assert launched == [expected], m
+    _config.clear_caches()
+
+
 # ---------------------------------------------------------------------------------------------
 # Direct backward: the launchers, without autograd
 # ---------------------------------------------------------------------------------------------
