@@ -426,11 +426,14 @@ def test_triton_compiles_once_per_variant_on_gpu():
             [out, s] if with_dres else [out], [dy, d_res] if with_dres else [dy]
         )
 
+    # 64 rows take the few-rows backward, 4096 the other one: compile both first
     step(64, False)
+    step(4096, False)
     before = compiled()
     step(64, True)
     step(4096, True)
     step(2048, False)
+    step(100, True)
     assert compiled() == before
 
 
