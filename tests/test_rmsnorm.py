@@ -94,6 +94,20 @@ def leaf_copies(*tensors):
     return [None if t is None else t.detach().clone().requires_grad_() for t in tensors]
 
 
+def record_launches(monkeypatch, launchers: dict) -> list:
+    """A list that gets the name of each of ``launchers`` (name -> launcher) as it launches."""
+    launched = []
+    for name, which in launchers.items():
+        launch = which.variants.launch
+
+        def record(*args, _launch=launch, _name=name, **kwargs):
+            launched.append(_name)
+            return _launch(*args, **kwargs)
+
+        monkeypatch.setattr(which.variants, "launch", record)
+    return launched
+
+
 # ---------------------------------------------------------------------------------------------
 # Forward
 # ---------------------------------------------------------------------------------------------
@@ -152,15 +166,9 @@ def test_forward_on_both_sides_of_the_few_rows_thresholds(op, monkeypatch):
     _config.clear_caches()
     device = torch.empty(0, device=DEVICE).device  # cuda:0, the launchers' key, not cuda
     launcher = _config.forward_launcher(64, F16, F16, op == "fused_add", device, False)
-    launched = []
-    for name, which in (("one block each", launcher), ("persistent", launcher.few_rows)):
-        launch = which.variants.launch
-
-        def record(*args, _launch=launch, _name=name, **kwargs):
-            launched.append(_name)
-            return _launch(*args, **kwargs)
-
-        monkeypatch.setattr(which.variants, "launch", record)
+    launched = record_launches(
+        monkeypatch, {"one block each": launcher, "persistent": launcher.few_rows}
+    )
     lo, hi = launcher.few_rows_min_m, launcher.few_rows_max_m
     for m, expected in (
         (lo, "one block each"), (lo + 1, "persistent"), (hi - 3, "persistent"),
@@ -251,15 +259,7 @@ def test_backward_on_both_sides_of_the_few_rows_threshold(op, monkeypatch):
     _config.clear_caches()
     device = torch.empty(0, device=DEVICE).device  # cuda:0, the launchers' key, not cuda
     launcher = _config.backward_launcher(2048, BF16, BF16, True, device)
-    launched = []
-    for name, which in (("many", launcher), ("few", launcher.few_rows)):
-        launch = which.variants.launch
-
-        def record(*args, _launch=launch, _name=name, **kwargs):
-            launched.append(_name)
-            return _launch(*args, **kwargs)
-
-        monkeypatch.setattr(which.variants, "launch", record)
+    launched = record_launches(monkeypatch, {"many": launcher, "few": launcher.few_rows})
     for m, expected in ((launcher.few_rows_max_m, "few"), (launcher.few_rows_max_m + 1, "many")):
         launched.clear()
         check_backward_direct(Case((m,), 2048, BF16, BF16), op)
