@@ -76,12 +76,12 @@ def _fwd_row_block(x, r, W, Y, stride_y, S, stride_s, RSTD, row_start, cols, M, 
 def _rms_norm_fwd_kernel(
     X,  # input rows [M, N]
     stride_x,  # elements between rows of X
-    R,  # residual rows [M, N] (read when HAS_RESIDUAL)
+    R,  # residual rows [M, N] (None unless HAS_RESIDUAL)
     stride_r,
-    W,  # weight [N] (read when HAS_WEIGHT)
+    W,  # weight [N] (None unless HAS_WEIGHT)
     Y,  # output rows [M, N]
     stride_y,
-    S,  # residual_out = X + R, [M, N] (written when HAS_RESIDUAL)
+    S,  # residual_out = X + R, [M, N] (None unless HAS_RESIDUAL)
     stride_s,
     RSTD,  # fp32 [M], 1 / rms of each row
     M,
@@ -186,7 +186,8 @@ def _block_start(i, last, REVERSE: tl.constexpr):
 @triton.jit
 def _load_row_block(
     DY, stride_dy, X, stride_x, RSTD, DRES, stride_dres, DOT, dot_segments, row_start, cols, M,
-    N, has_dres, SPLIT_ROW: tl.constexpr, BLOCK_M: tl.constexpr, DOT_BLOCK: tl.constexpr,
+    N, HAS_DRES: tl.constexpr, SPLIT_ROW: tl.constexpr, BLOCK_M: tl.constexpr,
+    DOT_BLOCK: tl.constexpr,
 ):  # fmt: skip
     """One block of rows of the backward's inputs; rows outside [0, M) read as zeros. With
     SPLIT_ROW, also each row's sum of g * x, from the partial sums of _row_dot_kernel."""
@@ -208,8 +209,9 @@ def _load_row_block(
     mask = row_mask[:, None] & (cols < N)
     x = tl.load(X + rows * stride_x + cols, mask=mask, other=0.0)
     dy = tl.load(DY + rows * stride_dy + cols, mask=mask, other=0.0)
-    # has_dres == 0 masks every element off: no memory is read then
-    dres = tl.load(DRES + rows * stride_dres + cols, mask=mask & (has_dres != 0), other=0.0)
+    dres = tl.zeros([BLOCK_M, 1], dtype=tl.float32)  # broadcasts against dx
+    if HAS_DRES:
+        dres = tl.load(DRES + rows * stride_dres + cols, mask=mask, other=0.0)
     return x, dy, dres, rstd, dot[:, None]
 
 
@@ -231,7 +233,7 @@ def _row_dot_kernel(
     stride_dy,
     X,  # the rows that were normalised [M, N]
     stride_x,
-    W,  # weight [N] (read when HAS_WEIGHT)
+    W,  # weight [N] (None unless HAS_WEIGHT)
     DOT,  # fp32 [M, segments]: sum of dy * w * x over each segment of each row
     N,
     segment_n,  # columns per segment, a multiple of BLOCK_N
@@ -269,29 +271,36 @@ def _row_dot_kernel(
 
 @triton.jit(
     do_not_specialize=[
-        "stride_dy", "stride_x", "stride_dres", "stride_dx", "M", "N", "has_dres", "dot_segments"
+        "stride_dy",
+        "stride_x",
+        "stride_dres",
+        "stride_dx",
+        "M",
+        "N",
+        "dot_segments",
     ]
-)  # fmt: skip
+)
 def _rms_norm_bwd_kernel(
     DY,  # gradient of the output [M, N]
     stride_dy,
     X,  # the rows that were normalised (x, or residual_out when fused) [M, N]
     stride_x,
-    W,  # weight [N] (read when HAS_WEIGHT)
+    W,  # weight [N] (None unless HAS_WEIGHT)
     RSTD,  # fp32 [M], saved by the forward
-    DRES,  # gradient of residual_out [M, N] (read when has_dres != 0)
+    DRES,  # gradient of residual_out [M, N] (None unless HAS_DRES)
     stride_dres,
     DX,  # gradient of the input [M, N]
     stride_dx,
-    DW_PARTIAL,  # fp32 [num_programs, N]: this program's share of dweight (COMPUTE_DW)
-    DW,  # dweight [N]: written directly, in its dtype, when the grid is one program
-    DOT,  # fp32 [M, dot_segments], _row_dot_kernel's partial sums (read when SPLIT_ROW)
+    DW_PARTIAL,  # fp32 [row groups, N]: each program's share of dweight (None unless REDUCE_DW)
+    DW,  # dweight [N], written directly in its dtype (None unless COMPUTE_DW and not REDUCE_DW)
+    DOT,  # fp32 [M, dot_segments], _row_dot_kernel's partial sums (None unless SPLIT_ROW)
     M,
     N,
-    has_dres,  # a run-time flag, so the fused backward compiles once with or without it
     dot_segments,
     HAS_WEIGHT: tl.constexpr,
+    HAS_DRES: tl.constexpr,  # fused backward with a gradient of residual_out
     COMPUTE_DW: tl.constexpr,
+    REDUCE_DW: tl.constexpr,  # several row groups: partials, summed by _sum_partials_kernel
     SPLIT_ROW: tl.constexpr,  # program (g, j) takes columns j * BLOCK_N... of row group g
     DOT_BLOCK: tl.constexpr,  # a power of two, at least dot_segments (when SPLIT_ROW)
     PREFETCH: tl.constexpr,  # load the next row block before working on this one
@@ -320,7 +329,7 @@ def _rms_norm_bwd_kernel(
     if PREFETCH:
         nx, ndy, ndres, nrstd, ndot = _load_row_block(
             DY, stride_dy, X, stride_x, RSTD, DRES, stride_dres, DOT, dot_segments,
-            _block_start(pid * BLOCK_M, last, SPLIT_ROW), cols, M, N, has_dres,
+            _block_start(pid * BLOCK_M, last, SPLIT_ROW), cols, M, N, HAS_DRES,
             SPLIT_ROW, BLOCK_M, DOT_BLOCK,
         )  # fmt: skip
     for i in range(pid * BLOCK_M, M, step):
@@ -329,13 +338,13 @@ def _rms_norm_bwd_kernel(
             x, dy, dres, rstd, dot = nx, ndy, ndres, nrstd, ndot
             nx, ndy, ndres, nrstd, ndot = _load_row_block(
                 DY, stride_dy, X, stride_x, RSTD, DRES, stride_dres, DOT, dot_segments,
-                _block_start(i + step, last, SPLIT_ROW), cols, M, N, has_dres,
+                _block_start(i + step, last, SPLIT_ROW), cols, M, N, HAS_DRES,
                 SPLIT_ROW, BLOCK_M, DOT_BLOCK,
             )  # fmt: skip
         else:
             x, dy, dres, rstd, dot = _load_row_block(
                 DY, stride_dy, X, stride_x, RSTD, DRES, stride_dres, DOT, dot_segments,
-                row_start, cols, M, N, has_dres, SPLIT_ROW, BLOCK_M, DOT_BLOCK,
+                row_start, cols, M, N, HAS_DRES, SPLIT_ROW, BLOCK_M, DOT_BLOCK,
             )  # fmt: skip
         rows = row_start + tl.arange(0, BLOCK_M)
         mask = (rows < M)[:, None] & col_mask
@@ -355,10 +364,10 @@ def _rms_norm_bwd_kernel(
             dw_acc += dy * xhat
     if COMPUTE_DW:
         partial = tl.sum(dw_acc, axis=0)[None, :]
-        if num_programs == 1:  # the whole sum: no reduction launch follows
-            tl.store(DW + cols, partial.to(DW.dtype.element_ty), mask=col_mask)
-        else:
+        if REDUCE_DW:
             tl.store(DW_PARTIAL + pid.to(tl.int64) * N + cols, partial, mask=col_mask)
+        else:  # one row group: the whole sum, no reduction launch follows
+            tl.store(DW + cols, partial.to(DW.dtype.element_ty), mask=col_mask)
 
 
 @triton.jit(do_not_specialize=["P", "N"])

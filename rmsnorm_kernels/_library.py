@@ -1,92 +1,130 @@
-"""The kernels as PyTorch custom ops, for torch.compile (no graph break) and CUDA graphs.
+"""The operators' fake implementations (shapes only, for torch.compile and FakeTensor
+tracing), and on the Python host path the operators themselves.
 
-Eager calls keep the shorter autograd.Function path in ops.py (a custom op's dispatch costs
-host time on every call); ``rms_norm`` and ``fused_add_rms_norm`` switch to these ops when
-``torch.compiler.is_compiling()``. Inputs are 2-D rows, as the public functions pass them.
+Compiled path: csrc/rmsnorm.cpp defines ``rmsnorm_kernels::rms_norm_fwd``,
+``fused_add_rms_norm_fwd`` and ``rms_norm_bwd`` (inputs of any rank, rstd in x's shape less
+the last dimension) with their CPU, CUDA and autograd kernels; this module adds the fakes.
+Python path: the same names are defined here as custom ops on 2-D rows, with autograd; eager
+calls take the shorter autograd.Function path in ops.py and ``torch.compile`` these ops.
 """
 
 import torch
 from torch import Tensor
 
-from .ops import _rows, rms_norm_backward, rms_norm_forward
+from .ops import (
+    _check_residual,
+    _check_weight,
+    _check_x,
+    _native,
+    _rows,
+    rms_norm_backward,
+    rms_norm_forward,
+)
 
 _NO_DW = 0  # dweight's place in the backward's outputs when there is none: an empty tensor
 
 
-@torch.library.custom_op("rmsnorm_kernels::rms_norm_fwd", mutates_args=())
-def rms_norm_fwd(x: Tensor, weight: Tensor | None, eps: float) -> tuple[Tensor, Tensor]:
-    y, _, rstd = rms_norm_forward(_rows(x), weight, eps)
-    return y, rstd
+def _register_native_fakes() -> None:
+    def rms_norm_fwd(x, weight, eps):
+        _check_x("x", x)
+        _check_weight(weight, x)
+        return x.new_empty(x.shape), x.new_empty(x.shape[:-1], dtype=torch.float32)
+
+    def fused_add_rms_norm_fwd(x, residual, weight, eps):
+        _check_x("x", x)
+        _check_residual(residual, x)
+        _check_weight(weight, x)
+        rstd = x.new_empty(x.shape[:-1], dtype=torch.float32)
+        return x.new_empty(x.shape), x.new_empty(x.shape), rstd
+
+    def rms_norm_bwd(dy, x, weight, rstd, d_residual_out, compute_dw):
+        has_dw = compute_dw and weight is not None
+        return x.new_empty(x.shape), weight.new_empty(weight.shape) if has_dw else x.new_empty(0)
+
+    for fake in (rms_norm_fwd, fused_add_rms_norm_fwd, rms_norm_bwd):
+        torch.library.register_fake(f"rmsnorm_kernels::{fake.__name__}", fake)
 
 
-@rms_norm_fwd.register_fake
-def _(x, weight, eps):
-    return x.new_empty(x.shape), x.new_empty(x.shape[0], dtype=torch.float32)
+if _native is not None:
+    _register_native_fakes()
 
 
-@torch.library.custom_op("rmsnorm_kernels::fused_add_rms_norm_fwd", mutates_args=())
-def fused_add_rms_norm_fwd(
-    x: Tensor, residual: Tensor, weight: Tensor | None, eps: float
-) -> tuple[Tensor, Tensor, Tensor]:
-    y, residual_out, rstd = rms_norm_forward(_rows(x), weight, eps, residual=_rows(residual))
-    return y, residual_out, rstd
+def _define_python_ops() -> None:
+    @torch.library.custom_op("rmsnorm_kernels::rms_norm_fwd", mutates_args=())
+    def rms_norm_fwd(x: Tensor, weight: Tensor | None, eps: float) -> tuple[Tensor, Tensor]:
+        y, _, rstd = rms_norm_forward(_rows(x), weight, eps)
+        return y, rstd
+
+    @rms_norm_fwd.register_fake
+    def _(x, weight, eps):
+        return x.new_empty(x.shape), x.new_empty(x.shape[0], dtype=torch.float32)
+
+    @torch.library.custom_op("rmsnorm_kernels::fused_add_rms_norm_fwd", mutates_args=())
+    def fused_add_rms_norm_fwd(
+        x: Tensor, residual: Tensor, weight: Tensor | None, eps: float
+    ) -> tuple[Tensor, Tensor, Tensor]:
+        y, residual_out, rstd = rms_norm_forward(_rows(x), weight, eps, residual=_rows(residual))
+        return y, residual_out, rstd
+
+    @fused_add_rms_norm_fwd.register_fake
+    def _(x, residual, weight, eps):
+        return (
+            x.new_empty(x.shape),
+            x.new_empty(x.shape),
+            x.new_empty(x.shape[0], dtype=torch.float32),
+        )
+
+    @torch.library.custom_op("rmsnorm_kernels::rms_norm_bwd", mutates_args=())
+    def rms_norm_bwd(
+        dy: Tensor,
+        x: Tensor,
+        weight: Tensor | None,
+        rstd: Tensor,
+        d_residual_out: Tensor | None,
+        compute_dw: bool,
+    ) -> tuple[Tensor, Tensor]:
+        """(dx, dweight); dweight is an empty tensor when it is not computed."""
+        dres = None if d_residual_out is None else _rows(d_residual_out)
+        dx, dw = rms_norm_backward(_rows(dy), x, weight, rstd, dres, compute_dw)
+        return dx, dw if dw is not None else x.new_empty(_NO_DW)
+
+    @rms_norm_bwd.register_fake
+    def _(dy, x, weight, rstd, d_residual_out, compute_dw):
+        has_dw = compute_dw and weight is not None
+        return x.new_empty(x.shape), weight.new_empty(weight.shape) if has_dw else x.new_empty(
+            _NO_DW
+        )
+
+    def _backward(ctx, dy, x, weight, rstd, d_residual_out, weight_index):
+        compute_dw = weight is not None and ctx.needs_input_grad[weight_index]
+        dx, dw = torch.ops.rmsnorm_kernels.rms_norm_bwd(
+            dy, x, weight, rstd, d_residual_out, compute_dw
+        )
+        return dx, dw if compute_dw else None
+
+    def _rms_norm_setup(ctx, inputs, output):
+        x, weight, _ = inputs
+        ctx.save_for_backward(x, weight, output[1])
+
+    def _rms_norm_backward(ctx, dy, _drstd):
+        x, weight, rstd = ctx.saved_tensors
+        dx, dw = _backward(ctx, dy, x, weight, rstd, None, weight_index=1)
+        return dx, dw, None
+
+    def _fused_setup(ctx, inputs, output):
+        weight = inputs[2]
+        ctx.save_for_backward(output[1], weight, output[2])
+
+    def _fused_backward(ctx, dy, d_residual_out, _drstd):
+        residual_out, weight, rstd = ctx.saved_tensors
+        if dy is None:  # only residual_out was used
+            return d_residual_out, d_residual_out, None, None
+        ds, dw = _backward(ctx, dy, residual_out, weight, rstd, d_residual_out, weight_index=2)
+        return ds, ds, dw, None
+
+    rms_norm_fwd.register_autograd(_rms_norm_backward, setup_context=_rms_norm_setup)
+    fused_add_rms_norm_fwd.register_autograd(_fused_backward, setup_context=_fused_setup)
 
 
-@fused_add_rms_norm_fwd.register_fake
-def _(x, residual, weight, eps):
-    return x.new_empty(x.shape), x.new_empty(x.shape), x.new_empty(x.shape[0], dtype=torch.float32)
-
-
-@torch.library.custom_op("rmsnorm_kernels::rms_norm_bwd", mutates_args=())
-def rms_norm_bwd(
-    dy: Tensor,
-    x: Tensor,
-    weight: Tensor | None,
-    rstd: Tensor,
-    d_residual_out: Tensor | None,
-    compute_dw: bool,
-) -> tuple[Tensor, Tensor]:
-    """(dx, dweight); dweight is an empty tensor when it is not computed."""
-    dres = None if d_residual_out is None else _rows(d_residual_out)
-    dx, dw = rms_norm_backward(_rows(dy), x, weight, rstd, dres, compute_dw)
-    return dx, dw if dw is not None else x.new_empty(_NO_DW)
-
-
-@rms_norm_bwd.register_fake
-def _(dy, x, weight, rstd, d_residual_out, compute_dw):
-    has_dw = compute_dw and weight is not None
-    return x.new_empty(x.shape), weight.new_empty(weight.shape) if has_dw else x.new_empty(_NO_DW)
-
-
-def _backward(ctx, dy, x, weight, rstd, d_residual_out, weight_index):
-    compute_dw = weight is not None and ctx.needs_input_grad[weight_index]
-    dx, dw = torch.ops.rmsnorm_kernels.rms_norm_bwd(dy, x, weight, rstd, d_residual_out, compute_dw)
-    return dx, dw if compute_dw else None
-
-
-def _rms_norm_setup(ctx, inputs, output):
-    x, weight, _ = inputs
-    ctx.save_for_backward(x, weight, output[1])
-
-
-def _rms_norm_backward(ctx, dy, _drstd):
-    x, weight, rstd = ctx.saved_tensors
-    dx, dw = _backward(ctx, dy, x, weight, rstd, None, weight_index=1)
-    return dx, dw, None
-
-
-def _fused_setup(ctx, inputs, output):
-    weight = inputs[2]
-    ctx.save_for_backward(output[1], weight, output[2])
-
-
-def _fused_backward(ctx, dy, d_residual_out, _drstd):
-    residual_out, weight, rstd = ctx.saved_tensors
-    if dy is None:  # only residual_out was used
-        return d_residual_out, d_residual_out, None, None
-    ds, dw = _backward(ctx, dy, residual_out, weight, rstd, d_residual_out, weight_index=2)
-    return ds, ds, dw, None
-
-
-rms_norm_fwd.register_autograd(_rms_norm_backward, setup_context=_rms_norm_setup)
-fused_add_rms_norm_fwd.register_autograd(_fused_backward, setup_context=_fused_setup)
+if _native is None:
+    _define_python_ops()

@@ -1,22 +1,40 @@
-"""RMSNorm and fused residual-add RMSNorm: input checks, launchers, autograd and the functional API.
+"""RMSNorm and fused residual-add RMSNorm: the public functions over two host paths.
 
-Read top-down: checks, forward and backward launchers (they allocate outputs), the autograd
-Functions, then the public functions ``rms_norm`` and ``fused_add_rms_norm``.
+The compiled path (``_extension``: C++ operators with a C++ autograd node, launching Triton's
+compiled kernels through the driver) serves every call where it could be built; the public
+functions then only resolve ``eps`` and call the operator, eager and under ``torch.compile``
+alike. The Python path below (input checks, launchers that allocate outputs, autograd
+Functions) serves where it could not: same kernels, same plans (``_plan``), more host time.
+
+Read top-down: the host path, checks, the Python path's launchers and autograd, then the
+public functions ``rms_norm`` and ``fused_add_rms_norm``.
 """
 
 import contextlib
 import math
+import numbers
 
 import torch
 import triton
+from torch.autograd.function import once_differentiable
 
-from . import _config
+from . import _extension, _plan
+from ._config import cdiv, row_alignment
 from ._kernels import _rms_norm_fwd_kernel
-from ._launch import INT32_LIMIT
 
 FLOAT_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
+F32_EPS = torch.finfo(torch.float32).eps
 
 _INTERPRETING = not isinstance(_rms_norm_fwd_kernel, triton.runtime.jit.JITFunction)
+
+# The compiled host path's module, or None where the Python path serves (the warning says why)
+_native = _extension.load(_INTERPRETING)
+HOST_PATH = "cpp" if _native is not None else "python"
+
+
+def clear_caches() -> None:
+    """Forget every plan and compiled variant (tests count compilations from zero)."""
+    _extension.clear_caches(_native)
 
 
 # --------------------------------------------------------------------------------------------
@@ -27,6 +45,11 @@ _INTERPRETING = not isinstance(_rms_norm_fwd_kernel, triton.runtime.jit.JITFunct
 def _check_x(name: str, x) -> None:
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"{name} must be a torch.Tensor, got {type(x).__name__}")
+    if _is_batched(x):
+        raise NotImplementedError(
+            "rmsnorm_kernels does not support torch.vmap; apply it to the batched tensor "
+            "directly: it normalises the last dimension of inputs of any rank"
+        )
     if x.dtype not in FLOAT_DTYPES:
         raise TypeError(f"{name} has dtype {x.dtype}; expected float32, float16 or bfloat16")
     if x.dim() == 0:
@@ -42,6 +65,13 @@ def _check_x(name: str, x) -> None:
             f"{name} is a CPU tensor but Triton's interpreter is off; move it to a GPU, or set "
             "TRITON_INTERPRET=1 before importing rmsnorm_kernels to run the kernels on the CPU"
         )
+
+
+def _is_batched(x) -> bool:
+    """Whether x is a tensor inside torch.vmap (the Python path's check; the compiled operators
+    refuse vmap themselves)."""
+    functorch = getattr(torch._C, "_functorch", None)
+    return functorch is not None and functorch.is_batchedtensor(x)
 
 
 def _check_weight(weight, x: torch.Tensor) -> None:
@@ -77,8 +107,10 @@ def _resolve_eps(eps) -> float:
     # None means the epsilon of the fp32 accumulation type: what F.rms_norm does for every
     # input dtype (its docstring says finfo(x.dtype).eps, its kernels use the opmath type's).
     if eps is None:
-        return torch.finfo(torch.float32).eps
-    if isinstance(eps, bool) or not isinstance(eps, (int, float)):
+        return F32_EPS
+    if type(eps) is float and eps >= 0:  # the common case, first; NaN fails the comparison
+        return eps
+    if isinstance(eps, bool) or not isinstance(eps, numbers.Real):  # numpy floats are Real
         raise TypeError(f"eps must be a float or None, got {type(eps).__name__}")
     eps = float(eps)
     if math.isnan(eps) or eps < 0:
@@ -106,114 +138,100 @@ def _on_device(t: torch.Tensor):
 
 
 def rms_norm_forward(x, weight, eps: float, residual=None):
-    """Forward on 2-D rows. Returns (y, residual_out or None, rstd)."""
+    """Forward on 2-D rows through the host path in use. Returns (y, residual_out or None,
+    rstd)."""
+    if _native is not None:
+        if residual is None:
+            y, rstd = torch.ops.rmsnorm_kernels.rms_norm_fwd(x, weight, eps)
+            return y, None, rstd
+        return torch.ops.rmsnorm_kernels.fused_add_rms_norm_fwd(x, residual, weight, eps)
+    return _forward(x, weight, eps, residual)
+
+
+def rms_norm_backward(dy, x, weight, rstd, d_residual_out=None, compute_dw=True):
+    """Backward on 2-D rows of the normalised input x (residual_out when fused), through the
+    host path in use. Returns (dx, dweight or None); dx includes d_residual_out when given."""
+    if _native is not None:
+        dx, dw = torch.ops.rmsnorm_kernels.rms_norm_bwd(
+            dy, x, weight, rstd, d_residual_out, compute_dw
+        )
+        return dx, dw if compute_dw and weight is not None else None
+    return _backward(dy, x, weight, rstd, d_residual_out, compute_dw)
+
+
+def _forward(x, weight, eps: float, residual=None):
+    """The Python path's forward (csrc/rmsnorm.cpp's ``forward`` is the compiled one)."""
     m, n = x.shape
     has_residual = residual is not None
-    launcher = _config.forward_launcher(
-        _config.shape_bucket(n),
-        x.dtype,
-        None if weight is None else weight.dtype,
-        has_residual,
+    plan = _plan.forward_plan(
+        _plan.bucket_of(n), x.dtype, None if weight is None else weight.dtype, has_residual,
         x.device,
-        n >= _config.STREAM_MIN_N,
-    )
-    if launcher.few_rows_min_m < m <= launcher.few_rows_max_m:
-        launcher = launcher.few_rows
+    )  # fmt: skip
+    rows = plan.for_rows(m)
     y = torch.empty((m, n), dtype=x.dtype, device=x.device)
     rstd = torch.empty((m,), dtype=torch.float32, device=x.device)
     residual_out = torch.empty_like(y) if has_residual else None
     if m == 0:
         return y, residual_out, rstd
-    r = residual if has_residual else x
-    s = residual_out if has_residual else y
-    w = weight if weight is not None else x
-    grid = launcher.grid(m)
-    sx, sr = x.stride(0), r.stride(0)
-    align = _config.row_alignment(n, sx, sr)  # y and s are fresh and contiguous
-    # the compiled variant may be launched directly (see _launch) for 32-bit integers and
-    # 16-byte aligned pointers of the dtypes in the launcher's key
-    direct = (
-        (m | n | sx | sr) < INT32_LIMIT
-        and not (x.data_ptr() | r.data_ptr() | w.data_ptr()) & 15
-        and r.dtype == x.dtype
-    )
+    sx, sr = x.stride(0), residual.stride(0) if has_residual else 0
+    align = row_alignment(n, sx, sr)  # y and residual_out are fresh and contiguous
     with _on_device(x):
-        launcher(
-            grid, x, sx, r, sr, w, y, n, s, n, rstd, m, n, eps, align=align, direct=direct,
+        rows.launch(
+            rows.grid(m), (x, sx, residual, sr, weight, y, n, residual_out, n, rstd, m, n, eps),
+            align,
         )  # fmt: skip
     return y, residual_out, rstd
 
 
-def rms_norm_backward(dy, x, weight, rstd, d_residual_out=None, compute_dw=True):
-    """Backward on 2-D rows of the normalised input x (residual_out when fused).
-
-    Returns (dx, dweight or None); dx includes d_residual_out when it is given.
-    """
+def _backward(dy, x, weight, rstd, d_residual_out=None, compute_dw=True):
+    """The Python path's backward (csrc/rmsnorm.cpp's ``backward`` is the compiled one)."""
     m, n = x.shape
     compute_dw = compute_dw and weight is not None
-    launcher = _config.backward_launcher(
-        _config.shape_bucket(n),
-        x.dtype,
-        None if weight is None else weight.dtype,
-        compute_dw,
+    plan = _plan.backward_plan(
+        _plan.bucket_of(n), x.dtype, None if weight is None else weight.dtype, compute_dw,
         x.device,
-    )
-    if m <= launcher.few_rows_max_m:
-        launcher = launcher.few_rows
+    )  # fmt: skip
+    tile = plan.for_rows(m)
     dx = torch.empty((m, n), dtype=x.dtype, device=x.device)
-    if not compute_dw:
-        dw = None
-    elif m == 0:
-        return dx, torch.zeros_like(weight)
-    else:
-        dw = torch.empty_like(weight)
+    dw = None
+    if compute_dw:
+        dw = torch.zeros_like(weight) if m == 0 else torch.empty_like(weight)
     if m == 0:
         return dx, dw
-    grid = launcher.grid(m, n)
-    # a grid of one row group writes dweight itself; rstd then stands in for the partials,
-    # which it never touches
-    reduce_partials = compute_dw and grid[0] > 1
-    if reduce_partials:
-        partial = torch.empty((grid[0], n), dtype=torch.float32, device=x.device)
-    else:
-        partial = rstd
+    grid = plan.grid(tile, m, n)
+    reduce_dw = compute_dw and grid[0] > 1  # several row groups: partials, then their sum
+    partial = torch.empty((grid[0], n), dtype=torch.float32, device=x.device) if reduce_dw else None
     has_dres = d_residual_out is not None
-    dres = d_residual_out if has_dres else dy
-    w = weight if weight is not None else x
-    sdy, sx, sdres = dy.stride(0), x.stride(0), dres.stride(0)
-    align = _config.row_alignment(n, sdy, sx, sdres)  # dx is fresh and contiguous
-    direct = (  # as in the forward; dx, the partials and dw are fresh
-        (m | n | sdy | sx | sdres) < INT32_LIMIT
-        and not (dy.data_ptr() | x.data_ptr() | dres.data_ptr() | w.data_ptr() | rstd.data_ptr())
-        & 15
-        and dy.dtype == x.dtype
-        and dres.dtype == x.dtype
-    )
+    sdy, sx = dy.stride(0), x.stride(0)
+    sdres = d_residual_out.stride(0) if has_dres else 0
+    align = row_alignment(n, sdy, sx, sdres)  # dx is fresh and contiguous
+    flags = (_plan.HAS_DRES if has_dres else 0) | (_plan.REDUCE_DW if reduce_dw else 0)
+    dot, segments = None, 0
     with _on_device(x):
-        if launcher.split_row:  # first pass: each row's sum of g * x, in segments
-            segment_n, segments = launcher.dot_segments(m, n)
+        if plan.split_row:  # first pass: each row's sum of g * x, in segments
+            segment_n, segments = plan.dot_segments(m, n)
             dot = torch.empty((m, segments), dtype=torch.float32, device=x.device)
-            launcher.row_dot(
-                (m * segments,), dy, sdy, x, sx, w, dot, n, segment_n, segments, align=align,
-                direct=direct,
+            plan.row_dot(
+                (m * segments,), (dy, sdy, x, sx, weight, dot, n, segment_n, segments), align
             )  # fmt: skip
-        else:
-            dot, segments = rstd, 0  # unused
-        launcher(
+        tile.launch(
             grid,
-            dy, sdy, x, sx, w, rstd, dres, sdres, dx, n, partial, dw if compute_dw else w, dot,
-            m, n, int(has_dres), segments, align=align, direct=direct,
+            (dy, sdy, x, sx, weight, rstd, d_residual_out, sdres, dx, n, partial,
+             None if reduce_dw else dw, dot, m, n, segments),
+            align,
+            flags,
         )  # fmt: skip
-        if reduce_partials:
-            reduce = _config.reduce_launcher(dw.dtype, x.device, launcher.split_row)
-            reduce(partial, dw, grid[0], n, align=_config.row_alignment(n), direct=direct)
+        if reduce_dw:
+            reduce_grid = (cdiv(n, plan.reduce_block_n),)
+            plan.reduce(reduce_grid, (partial, dw, grid[0], n), row_alignment(n))
     return dx, dw
 
 
 # --------------------------------------------------------------------------------------------
-# Autograd: the Functions take inputs of any shape [..., N] and flatten them to rows inside
-# forward and backward, where no autograd view nodes are recorded (each would cost host time
-# in both passes).
+# The Python path's autograd: the Functions take inputs of any shape [..., N] and flatten them
+# to rows inside forward and backward, where no autograd view nodes are recorded (each would
+# cost host time in both passes). Their gradients are not differentiable (once_differentiable:
+# a double backward raises, as the compiled path's does).
 # --------------------------------------------------------------------------------------------
 
 
@@ -225,27 +243,29 @@ class RMSNormFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, weight, eps):
         x2 = _rows(x)
-        y, _, rstd = rms_norm_forward(x2, weight, eps)
+        y, _, rstd = _forward(x2, weight, eps)
         ctx.save_for_backward(x2, weight, rstd)
         return _shaped(y, x.shape)
 
     @staticmethod
+    @once_differentiable
     def backward(ctx, dy):
         x, weight, rstd = ctx.saved_tensors
         compute_dw = weight is not None and ctx.needs_input_grad[1]
-        dx, dw = rms_norm_backward(_rows(dy), x, weight, rstd, compute_dw=compute_dw)
+        dx, dw = _backward(_rows(dy), x, weight, rstd, compute_dw=compute_dw)
         return _shaped(dx, dy.shape), dw, None
 
 
 class FusedAddRMSNormFunction(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, residual, weight, eps):
-        y, residual_out, rstd = rms_norm_forward(_rows(x), weight, eps, residual=_rows(residual))
+        y, residual_out, rstd = _forward(_rows(x), weight, eps, residual=_rows(residual))
         ctx.save_for_backward(residual_out, weight, rstd)
         ctx.set_materialize_grads(False)  # an unused output's gradient stays None, not zeros
         return _shaped(y, x.shape), _shaped(residual_out, x.shape)
 
     @staticmethod
+    @once_differentiable
     def backward(ctx, dy, d_residual_out):
         residual_out, weight, rstd = ctx.saved_tensors
         compute_dw = weight is not None and ctx.needs_input_grad[2]
@@ -253,12 +273,14 @@ class FusedAddRMSNormFunction(torch.autograd.Function):
             return d_residual_out, d_residual_out, None, None
         if d_residual_out is not None:
             d_residual_out = _rows(d_residual_out)
-        ds, dw = rms_norm_backward(
+        ds, dw = _backward(
             _rows(dy), residual_out, weight, rstd, d_residual_out, compute_dw=compute_dw
         )
-        # x and residual receive the same gradient: one buffer serves both, through two views
-        # of it (given one tensor twice, or the buffer and a view of it, autograd would copy)
-        return ds.view(dy.shape), ds.view(dy.shape), dw, None
+        # x and residual receive the same gradient: the same tensor, never two views of one
+        # buffer (as leaves their .grad would share memory, and a later accumulation into one
+        # would add to the other; autograd copies one of them instead)
+        ds = _shaped(ds, dy.shape)
+        return ds, ds, dw, None
 
 
 # --------------------------------------------------------------------------------------------
@@ -281,6 +303,10 @@ def rms_norm(x: torch.Tensor, weight: torch.Tensor | None = None, eps: float | N
     PyTorch. Inputs whose last dimension is not contiguous are copied first; other strides are
     read in place.
     """
+    if _native is not None:  # the operator checks its inputs and flattens them itself
+        if not isinstance(x, torch.Tensor):
+            raise TypeError(f"x must be a torch.Tensor, got {type(x).__name__}")
+        return torch.ops.rmsnorm_kernels.rms_norm_fwd.default(x, weight, _resolve_eps(eps))[0]
     _check_x("x", x)
     _check_weight(weight, x)
     eps = _resolve_eps(eps)
@@ -291,7 +317,7 @@ def rms_norm(x: torch.Tensor, weight: torch.Tensor | None = None, eps: float | N
     elif _needs_autograd(x, weight):
         return RMSNormFunction.apply(x, weight, eps)
     else:
-        y, _, _ = rms_norm_forward(_rows(x), weight, eps)
+        y, _, _ = _forward(_rows(x), weight, eps)
     return _shaped(y, x.shape)
 
 
@@ -306,6 +332,14 @@ def fused_add_rms_norm(
     Returns ``(out, residual_out)``, both in x's dtype and shape. In the backward, x and
     residual both receive d(residual_out) plus the norm's input gradient.
     """
+    if _native is not None:
+        for name, t in (("x", x), ("residual", residual)):
+            if not isinstance(t, torch.Tensor):
+                raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
+        y, s, _ = torch.ops.rmsnorm_kernels.fused_add_rms_norm_fwd.default(
+            x, residual, weight, _resolve_eps(eps)
+        )
+        return y, s
     _check_x("x", x)
     _check_residual(residual, x)
     _check_weight(weight, x)
@@ -319,5 +353,5 @@ def fused_add_rms_norm(
     elif _needs_autograd(x, weight, residual):
         return FusedAddRMSNormFunction.apply(x, residual, weight, eps)
     else:
-        y, s, _ = rms_norm_forward(_rows(x), weight, eps, residual=_rows(residual))
+        y, s, _ = _forward(_rows(x), weight, eps, residual=_rows(residual))
     return _shaped(y, x.shape), _shaped(s, x.shape)

@@ -21,3 +21,16 @@ def test_kernels_compile_to_vector_accesses_without_tile_relayouts():
         pytest.skip(out.stderr.strip())
     assert out.returncode == 0, out.stderr + out.stdout
     assert "variants compiled for sm_90" in out.stdout
+
+
+def test_compiled_path_packs_arguments_as_the_ptx_parameters():
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    root = Path(__file__).resolve().parent.parent
+    out = subprocess.run(
+        [sys.executable, "-m", "tests.ptx_parameters"],
+        env=env, cwd=root, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    if out.returncode == 3:
+        pytest.skip(out.stderr.strip())
+    assert out.returncode == 0, out.stderr + out.stdout
+    assert "parameter kinds piipiipilf" in out.stdout

@@ -1,0 +1,286 @@
+"""What one call launches: the kernel variants of a cache key and the rules that map rows to grids.
+
+A plan is built once per key (N bucket, dtypes, flags, device) from ``_config`` and cached.
+It is data: the kernel launches the call may make (``KernelLaunch``: a kernel, its
+constexprs and warps) and the numbers of its grid rule. Both host paths take it from here:
+the compiled one (``csrc/rmsnorm.cpp``) receives it as a tuple of integers (``native()``)
+and applies the same rules in C++; the Python path applies them below.
+
+A compiled variant is decided by its launch, ALIGN, the per-call constexpr ``flags`` and
+what Triton specialises on: the width of each integer (the kernels specialise on no integer
+value) and whether each pointer is 16-byte aligned.
+"""
+
+import functools
+from dataclasses import dataclass
+
+import torch
+
+from . import _config
+from ._config import RowConfig, cdiv
+from ._kernels import (
+    _rms_norm_bwd_kernel,
+    _rms_norm_fwd_kernel,
+    _row_dot_kernel,
+    _sum_partials_kernel,
+)
+
+# Per-call constexpr flags of each kernel, bit i of a launch's ``flags`` setting the i-th
+BACKWARD_FLAGS = ("HAS_DRES", "REDUCE_DW")
+HAS_DRES, REDUCE_DW = 1, 2
+
+LAUNCHES: list["KernelLaunch"] = []  # by id: the compiled host path names launches by index
+
+
+@dataclass(frozen=True, eq=False)
+class KernelLaunch:
+    """One kernel with the constexprs and warps a plan gives it; ALIGN and ``flags`` vary."""
+
+    id: int
+    kernel: object
+    constexprs: tuple  # (name, value) pairs
+    num_warps: int
+    flags: tuple = ()  # names of the constexpr flags set per call
+
+    def options(self, align: int, flags: int = 0) -> dict:
+        options = dict(self.constexprs)
+        options.update({name: bool(flags >> i & 1) for i, name in enumerate(self.flags)})
+        # FP fusion (a * b + c as one FMA) stated, not left to a default that Triton 3.10 changes
+        return dict(options, ALIGN=align, num_warps=self.num_warps, enable_fp_fusion=True)
+
+    def __call__(self, grid, args, align: int, flags: int = 0) -> None:
+        """The Python path's launch: Triton's own launcher."""
+        self.kernel[grid](*args, **self.options(align, flags))
+
+
+@functools.cache
+def _launch(kernel, constexprs: tuple, num_warps: int, flags: tuple = ()) -> KernelLaunch:
+    launch = KernelLaunch(len(LAUNCHES), kernel, constexprs, num_warps, flags)
+    LAUNCHES.append(launch)
+    return launch
+
+
+# --------------------------------------------------------------------------------------------
+# Forward
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RowLaunch:
+    """A forward launch over row blocks of ``block_m`` rows."""
+
+    launch: KernelLaunch
+    block_m: int
+    max_programs: int  # a persistent grid of at most this many programs; 0: one per block
+
+    def grid(self, m: int) -> tuple[int]:
+        blocks = cdiv(m, self.block_m)
+        return (min(blocks, self.max_programs) if self.max_programs else blocks,)
+
+
+@dataclass(frozen=True)
+class ForwardPlan:
+    main: RowLaunch
+    few: RowLaunch | None = None  # for few_min_m < m <= few_max_m rows
+    few_min_m: int = -1
+    few_max_m: int = -1
+
+    def for_rows(self, m: int) -> RowLaunch:
+        return self.few if self.few_min_m < m <= self.few_max_m else self.main
+
+    def native(self) -> tuple:
+        few = self.few or RowLaunch(self.main.launch, 1, 0)
+        return (
+            self.main.launch.id, self.main.block_m, self.main.max_programs,
+            few.launch.id if self.few else -1, few.block_m, few.max_programs,
+            self.few_min_m, self.few_max_m,
+        )  # fmt: skip
+
+
+def _forward_launch(config: RowConfig, has_weight, has_residual, stream, persistent, prefetch):
+    constexprs = (
+        ("HAS_WEIGHT", has_weight),
+        ("HAS_RESIDUAL", has_residual),
+        ("SINGLE_BLOCK", config.single_block),
+        ("BLOCK_M", config.block_m),
+        ("BLOCK_N", config.block_n),
+        ("CHUNK_STAGES", config.chunk_stages),
+        ("STREAM", "evict_first" if stream and not config.single_block else ""),
+        ("PERSISTENT", persistent),
+        ("PREFETCH", prefetch),
+    )
+    return _launch(_rms_norm_fwd_kernel, constexprs, config.num_warps)
+
+
+@functools.cache
+def forward_plan(
+    bucket: int, x_dtype: torch.dtype, w_dtype, has_residual: bool, device: torch.device
+) -> ForwardPlan:
+    """The forward of one cache key. ``w_dtype`` is None without a weight; ``bucket`` is
+    ``_config.shape_bucket(N)``; rows of at least STREAM_MIN_N have a bucket of their own."""
+    stream = bucket < 0
+    f32 = x_dtype == torch.float32
+    per_warp = _config.F32_FORWARD_ELEMENTS_PER_WARP if f32 else _config.ELEMENTS_PER_WARP
+    config = RowConfig.from_heuristic(bucket if bucket > 0 else _config.MAX_SINGLE_BLOCK_N + 1,
+                                      per_warp=per_warp)  # fmt: skip
+    has_weight = w_dtype is not None
+
+    def row_launch(programs=0, prefetch=False):
+        launch = _forward_launch(config, has_weight, has_residual, stream, programs > 0, prefetch)
+        return RowLaunch(launch, config.block_m, programs)
+
+    if not config.single_block or _config.FORWARD_FEW_ROWS_PROGRAMS_PER_SM <= 0:
+        return ForwardPlan(row_launch())
+    programs = _programs(device, _config.FORWARD_FEW_ROWS_PROGRAMS_PER_SM)
+    per_program = _config.FORWARD_FEW_ROWS_BLOCKS_PER_PROGRAM
+    if has_residual and f32:
+        per_program = _config.FUSED_F32_FORWARD_FEW_ROWS_BLOCKS_PER_PROGRAM
+    return ForwardPlan(
+        row_launch(),
+        few=row_launch(programs, _config.FORWARD_PREFETCH),
+        few_min_m=programs * config.block_m,
+        few_max_m=per_program * programs * config.block_m,
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# Backward
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TileLaunch:
+    """A backward launch over tiles of ``block_m`` rows by ``block_n`` columns."""
+
+    launch: KernelLaunch
+    block_m: int
+    block_n: int
+
+
+@dataclass(frozen=True)
+class BackwardPlan:
+    main: TileLaunch
+    max_programs: int  # the persistent grid's size (split rows: over all column blocks)
+    reduce: KernelLaunch  # the dweight partials' column sums
+    reduce_block_n: int
+    split_row: bool = False  # rows past one block: the row-dot pass, then column blocks
+    dot_programs: int = 1  # the row-dot pass's target grid
+    row_dot: KernelLaunch | None = None
+    few: TileLaunch | None = None  # for up to few_max_m rows
+    few_max_m: int = -1
+
+    def for_rows(self, m: int) -> TileLaunch:
+        return self.few if m <= self.few_max_m else self.main
+
+    def grid(self, tile: TileLaunch, m: int, n: int) -> tuple[int, int]:
+        """(row groups, column blocks): a persistent grid over m rows; one program (dweight
+        written directly) when the problem is small and its rows fit one block; for split
+        rows, as many row groups as fill max_programs with every column block."""
+        if self.split_row:
+            blocks = cdiv(n, tile.block_n)
+            return min(cdiv(m, tile.block_m), max(1, self.max_programs // blocks)), blocks
+        if m * n <= _config.SINGLE_PROGRAM_ELEMENTS:
+            return 1, 1
+        return min(cdiv(m, tile.block_m), self.max_programs), 1
+
+    def dot_segments(self, m: int, n: int) -> tuple[int, int]:
+        """(columns per segment, segments) of the row-dot pass for m rows of n elements."""
+        chunks = cdiv(n, _config.DOT_BLOCK_N)
+        segments = max(1, min(cdiv(self.dot_programs, m), _config.DOT_SEGMENTS, chunks))
+        segment_n = _config.DOT_BLOCK_N * cdiv(chunks, segments)
+        return segment_n, cdiv(n, segment_n)
+
+    def native(self) -> tuple:
+        few = self.few or self.main
+        return (
+            self.main.launch.id, self.main.block_m, self.main.block_n,
+            few.launch.id if self.few else -1, few.block_m, few.block_n, self.few_max_m,
+            int(self.split_row), self.max_programs, self.dot_programs,
+            self.row_dot.id if self.row_dot else -1, self.reduce.id, self.reduce_block_n,
+        )  # fmt: skip
+
+
+def _backward_launch(config: RowConfig, has_weight: bool, compute_dw: bool, split_row: bool):
+    constexprs = (
+        ("HAS_WEIGHT", has_weight),
+        ("COMPUTE_DW", compute_dw),
+        ("SPLIT_ROW", split_row),
+        ("DOT_BLOCK", _config.DOT_SEGMENTS),
+        ("PREFETCH", _config.BACKWARD_PREFETCH),
+        ("BLOCK_M", config.block_m),
+        ("BLOCK_N", config.block_n),
+    )
+    launch = _launch(_rms_norm_bwd_kernel, constexprs, config.num_warps, BACKWARD_FLAGS)
+    return TileLaunch(launch, config.block_m, config.block_n)
+
+
+@functools.cache
+def backward_plan(
+    bucket: int, x_dtype: torch.dtype, w_dtype, compute_dw: bool, device: torch.device
+) -> BackwardPlan:
+    """The backward of one cache key; the fused and the plain backward share it."""
+    split_row = bucket <= 0  # rows past one block
+    tile = _config.BACKWARD_TILE_BYTES // x_dtype.itemsize
+    short = not split_row and bucket <= _config.SHORT_ROW_N and x_dtype.itemsize == 2
+    per_warp = _config.SHORT_ROW_BACKWARD_ELEMENTS_PER_WARP if short else None
+    config = RowConfig.from_heuristic(_config.SPLIT_BLOCK_N if split_row else bucket, tile,
+                                      per_warp)  # fmt: skip
+    max_programs = _programs(device, _config.BACKWARD_PROGRAMS_PER_SM)
+    has_weight = w_dtype is not None
+    compute_dw = compute_dw and has_weight
+    reduce_block_n = _config.REDUCE_SPLIT_BLOCK_N if split_row else _config.REDUCE_BLOCK_N
+    reduce = _launch(
+        _sum_partials_kernel, (("BLOCK_P", _config.REDUCE_BLOCK_P), ("BLOCK_N", reduce_block_n)), 4
+    )
+    plan = functools.partial(
+        BackwardPlan,
+        _backward_launch(config, has_weight, compute_dw, split_row),
+        max_programs=max_programs,
+        reduce=reduce,
+        reduce_block_n=reduce_block_n,
+    )
+    if split_row:
+        dot_warps = min(16, max(1, _config.DOT_BLOCK_N // _config.ELEMENTS_PER_WARP))
+        row_dot = _launch(
+            _row_dot_kernel, (("HAS_WEIGHT", has_weight), ("BLOCK_N", _config.DOT_BLOCK_N)),
+            dot_warps,
+        )  # fmt: skip
+        dot_programs = _programs(device, _config.DOT_PROGRAMS_PER_SM)
+        return plan(split_row=True, dot_programs=dot_programs, row_dot=row_dot)
+    if short or x_dtype.itemsize != 2:
+        return plan()
+    few = RowConfig.from_heuristic(bucket, _config.FEW_ROWS_TILE_BYTES // x_dtype.itemsize)
+    if few == config:  # one row per block at either tile size
+        return plan()
+    return plan(
+        few=_backward_launch(few, has_weight, compute_dw, False),
+        few_max_m=_config.FEW_ROWS_BLOCKS_PER_PROGRAM * max_programs * config.block_m,
+    )
+
+
+def _programs(device: torch.device, per_sm: int) -> int:
+    """per_sm programs on each multiprocessor of a GPU; under Triton's interpreter (CPU
+    tensors) a few programs, enough to exercise the persistent grids."""
+    if device.type == "cpu":
+        return _config.INTERPRETER_PROGRAMS
+    return per_sm * _multiprocessors(device)
+
+
+@functools.cache
+def _multiprocessors(device: torch.device) -> int:
+    return torch.cuda.get_device_properties(device).multi_processor_count
+
+
+def bucket_of(n: int) -> int:
+    """The part of N that decides the plan: its block width; for rows past one block 0, or -1
+    from STREAM_MIN_N on (those stream their last touches)."""
+    if n <= _config.MAX_SINGLE_BLOCK_N:
+        return _config.next_power_of_2(n)
+    return -1 if n >= _config.STREAM_MIN_N else 0
+
+
+def clear_caches() -> None:
+    """Forget every plan (tests count compilations from zero); the compiled host path's
+    caches are cleared by ``_extension.clear_caches``."""
+    forward_plan.cache_clear()
+    backward_plan.cache_clear()
