@@ -34,6 +34,16 @@ def test_custom_ops_pass_opcheck(name):
     assert set(result.values()) == {"SUCCESS"}, result
 
 
+def test_backward_op_passes_opcheck():
+    x, _, w = _inputs()
+    dy = torch.randn_like(x)
+    _, rstd = OPS.rms_norm_fwd(x.detach(), w.detach(), 1e-6)
+    for dres, compute_dw in ((None, True), (torch.randn_like(x), False)):
+        args = (dy, x.detach(), w.detach(), rstd, dres, compute_dw)
+        result = torch.library.opcheck(OPS.rms_norm_bwd, args)
+        assert set(result.values()) == {"SUCCESS"}, result
+
+
 def _model_fn(x, r, w):
     y = rk.rms_norm(x.view(2, -1, x.shape[-1]), w)
     out, s = rk.fused_add_rms_norm(y, r.view(2, -1, r.shape[-1]), w)
@@ -171,7 +181,7 @@ def test_replaced_llama_trains_like_the_original():
     reason=f"needs two GPUs; this machine has {torch.cuda.device_count()}",
 )
 def test_two_gpus_alternating_calls_are_correct_and_compile_once():
-    from rmsnorm_kernels import _config
+    from rmsnorm_kernels import _plan, ops
     from rmsnorm_kernels._kernels import _rms_norm_bwd_kernel, _rms_norm_fwd_kernel
 
     def compiled(device_index):
@@ -196,7 +206,7 @@ def test_two_gpus_alternating_calls_are_correct_and_compile_once():
         ):
             torch.testing.assert_close(got.float().cpu(), ref, atol=5e-2, rtol=5e-2)
 
-    _config.clear_caches()
+    ops.clear_caches()
     for current, other in ((0, 1), (1, 0)):  # tensors on the GPU that is not current
         with torch.cuda.device(current):
             step(f"cuda:{other}", 64)
@@ -204,6 +214,6 @@ def test_two_gpus_alternating_calls_are_correct_and_compile_once():
     for i in range(6):  # alternating devices, new M each call: nothing compiles again
         step(f"cuda:{i % 2}", 32 + 7 * i)
     assert (compiled(0), compiled(1)) == counts
-    # one launcher per device and op: the cache is keyed by device
-    assert _config.forward_launcher.cache_info().misses == 2
-    assert _config.backward_launcher.cache_info().misses == 2
+    # one plan per device and op: the cache is keyed by device
+    assert _plan.forward_plan.cache_info().misses == 2
+    assert _plan.backward_plan.cache_info().misses == 2

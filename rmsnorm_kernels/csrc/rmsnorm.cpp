@@ -147,29 +147,49 @@ struct Variant {
   int extra_params = 0;  // trailing pointer parameters Triton adds (scratch), passed as null
 };
 
-uint64_t variant_key(int launch, int align, int flags, int device, const Arg* args, int n) {
-  uint64_t wide = 0, unaligned = 0;
+// What decides a variant besides its launch: ALIGN, the flags, the device, each tensor's
+// dtype, each integer's width and whether each pointer is 16-byte aligned.
+struct VariantKey {
+  uint64_t launch_and_layout;  // launch, ALIGN, flags, device, wide integers, unaligned pointers
+  uint64_t dtypes;             // 6 bits per tensor argument, in order
+  bool operator==(const VariantKey& o) const {
+    return launch_and_layout == o.launch_and_layout && dtypes == o.dtypes;
+  }
+};
+struct VariantKeyHash {
+  size_t operator()(const VariantKey& k) const {
+    return std::hash<uint64_t>()(k.launch_and_layout * 0x9E3779B97F4A7C15ull ^ k.dtypes);
+  }
+};
+
+VariantKey variant_key(int launch, int align, int flags, int device, const Arg* args, int n) {
+  uint64_t wide = 0, unaligned = 0, dtypes = 0;
+  int tensors = 0;
   for (int i = 0; i < n; ++i) {
     const Arg& a = args[i];
     if (a.kind == Arg::kInt && (a.i < INT32_MIN || a.i > INT32_MAX)) wide |= 1ull << i;
-    if (a.kind == Arg::kTensor && reinterpret_cast<uintptr_t>(a.tensor->data_ptr()) % 16)
-      unaligned |= 1ull << i;
+    if (a.kind == Arg::kTensor) {
+      if (reinterpret_cast<uintptr_t>(a.tensor->data_ptr()) % 16) unaligned |= 1ull << i;
+      dtypes |= (static_cast<uint64_t>(a.tensor->scalar_type()) + 1) << (6 * tensors++);
+    }
   }
-  TORCH_INTERNAL_ASSERT(launch < (1 << 14) && n <= 17 && flags < 16 && device < 256);
+  TORCH_INTERNAL_ASSERT(launch < (1 << 14) && n <= 17 && flags < 16 && device < 256 &&
+                        tensors <= 10);
   int align_log2 = __builtin_ctz(static_cast<unsigned>(align));
-  return static_cast<uint64_t>(launch) | static_cast<uint64_t>(align_log2) << 14 |
-         static_cast<uint64_t>(flags) << 17 | static_cast<uint64_t>(device) << 21 | wide << 29 |
-         unaligned << 46;
+  uint64_t layout = static_cast<uint64_t>(launch) | static_cast<uint64_t>(align_log2) << 14 |
+                    static_cast<uint64_t>(flags) << 17 | static_cast<uint64_t>(device) << 21 |
+                    wide << 29 | unaligned << 46;
+  return {layout, dtypes};
 }
 
 std::mutex cache_mutex;  // guards the two maps below; never held while Python runs
-std::unordered_map<uint64_t, Variant> variants;
+std::unordered_map<VariantKey, Variant, VariantKeyHash> variants;
 std::unordered_map<uint64_t, std::vector<int64_t>> plans;
 
 // The variant for this launch, compiled by Python and loaded here on a miss.
 const Variant& find_variant(int launch, std::array<int64_t, 2> grid, const Arg* args, int n,
                             int align, int flags, int device) {
-  uint64_t key = variant_key(launch, align, flags, device, args, n);
+  VariantKey key = variant_key(launch, align, flags, device, args, n);
   {
     std::lock_guard<std::mutex> lock(cache_mutex);
     auto it = variants.find(key);
