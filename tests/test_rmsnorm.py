@@ -5,6 +5,7 @@ cannot drift apart. Every result is compared with the single fp32 reference in
 rmsnorm_kernels.reference.
 """
 
+import itertools
 import os
 from dataclasses import dataclass
 
@@ -364,12 +365,13 @@ def test_triton_compiles_once_per_variant_on_gpu():
             [out, s] if with_dres else [out], [dy, d_res] if with_dres else [dy]
         )
 
-    # 64 rows take the few-rows backward, 4096 the other one: compile both first
-    step(64, False)
-    step(4096, False)
+    # 64 rows take the few-rows backward, 4096 the other one; with and without a gradient of
+    # residual_out (a constexpr flag): compile all four first
+    for m, with_dres in itertools.product((64, 4096), (False, True)):
+        step(m, with_dres)
     before = compiled()
     step(64, True)
-    step(4096, True)
+    step(4096, False)
     step(2048, False)
     step(100, True)
     assert compiled() == before

@@ -606,10 +606,13 @@ struct RMSNormNode : public torch::autograd::Function<RMSNormNode> {
     auto [y, rstd] = fwd.call(x, weight, eps);
     ctx->save_for_backward({x, weight.value_or(Tensor()), rstd});
     ctx->mark_non_differentiable({rstd});
+    // rstd's gradient stays undefined: materialised, it would cost a zeros kernel per call
+    ctx->set_materialize_grads(false);
     return {y, rstd};
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    if (!grads[0].defined()) return {Tensor(), Tensor(), Tensor()};
     auto saved = ctx->get_saved_variables();
     bool compute_dw = saved[1].defined() && ctx->needs_input_grad(1);
     auto [dx, dw] = backward_op(grads[0], saved[0], saved[1], saved[2], Tensor(), compute_dw);
