@@ -1,6 +1,6 @@
 """Publish every result under results/ as the dashboard in html/, made to work offline.
 
-usage: python -m rmsnorm_bench.publish [--html-dir DIR] [--preview [PORT]]
+usage: python -m rmsnorm_bench.publish [--html-dir DIR] [--branch REV] [--preview [PORT]]
 
 One way, from asv's results to the pages: results/ is copied to a temporary folder, whose
 benchmarks.json then lists every machine's parameter values (`asvfiles.union_benchmarks`:
@@ -10,6 +10,10 @@ asv shows only the values listed there, which are those of the last run on this 
 (`vendor.offline_page`). Nothing under results/ changes. html/vendor/ is the one copy of
 those files: publishing to html/ keeps it, publishing elsewhere copies it in. --preview then
 serves the dashboard on 127.0.0.1 only (port 8080 by default).
+
+The graphs follow the branches of asv.conf.json (main); --branch plots the history of
+another (e.g. HEAD in a CI clone that has no local main; the graphs' folders are named
+after it, so publish html/ with the configured branches only).
 """
 
 import functools
@@ -36,8 +40,19 @@ def check_results(results: Path) -> None:
         raise PublishError(f"{results / 'benchmarks.json'} is missing; run scripts/run first")
 
 
-def asv_publish(results: Path, site: Path) -> None:
-    """`asv publish` of a copy of `results` (every machine's parameters listed) into `site`."""
+def check_branches(branches: list[str]) -> None:
+    for branch in branches:
+        rev = ["git", "-C", str(ROOT), "rev-parse", "--verify", "-q", f"{branch}^{{commit}}"]
+        if subprocess.run(rev, capture_output=True).returncode:
+            raise PublishError(
+                f"branch {branch!r} is not in this clone: create it (git branch {branch} "
+                f"origin/{branch}) or publish another's history with --branch"
+            )
+
+
+def asv_publish(results: Path, site: Path, branches: list[str]) -> None:
+    """`asv publish` of a copy of `results` (every machine's parameters listed) into `site`,
+    with graphs along `branches`."""
     with tempfile.TemporaryDirectory() as tmp:
         copy = Path(tmp) / "results"
         shutil.copytree(results, copy)
@@ -48,7 +63,7 @@ def asv_publish(results: Path, site: Path) -> None:
         fd, conf = tempfile.mkstemp(dir=ROOT, prefix=".asv-publish-", suffix=".json")
         os.close(fd)
         try:
-            asvfiles.write_conf(Path(conf), {"results_dir": str(copy)})
+            asvfiles.write_conf(Path(conf), {"results_dir": str(copy), "branches": branches})
             cmd = [sys.executable, "-m", "asv", "publish", "--config", conf]
             subprocess.run([*cmd, "--html-dir", str(site)], check=True)
         finally:
@@ -75,11 +90,12 @@ def install(site: Path, out: Path, assets: Path = vendor.DIR) -> None:
         shutil.copytree(assets, out / "vendor")
 
 
-def publish(out: Path, results: Path = ROOT / "results") -> None:
+def publish(out: Path, branches: list[str], results: Path = ROOT / "results") -> None:
     check_results(results)
+    check_branches(branches)
     with tempfile.TemporaryDirectory() as tmp:
         site = Path(tmp) / "site"
-        asv_publish(results, site)
+        asv_publish(results, site, branches)
         install(site, out)
 
 
@@ -95,13 +111,14 @@ def serve(directory: Path, port: int) -> None:
 
 def main(argv=None) -> int:
     ap = argument_parser(__spec__.name, __doc__)
-    default = ROOT / asvfiles.read_conf()["html_dir"]
-    ap.add_argument("--html-dir", type=Path, default=default, help="default: html/")
+    conf = asvfiles.read_conf()
+    ap.add_argument("--html-dir", type=Path, default=ROOT / conf["html_dir"], help="html/")
+    ap.add_argument("--branch", help=f"default: {', '.join(conf['branches'])}")
     ap.add_argument("--preview", type=int, nargs="?", const=8080, metavar="PORT")
     args = ap.parse_args(argv)
     out = args.html_dir.resolve()
     try:
-        publish(out)
+        publish(out, [args.branch] if args.branch else conf["branches"])
     except (PublishError, vendor.NoLocalCopy) as e:
         ap.exit(1, f"publish: {e}\n")
     except subprocess.CalledProcessError as e:

@@ -371,6 +371,8 @@ def test_publish_into_the_vendor_folders_dashboard_keeps_it(tmp_path):
     assert kept.read_text() == "jquery" and not (out / "stale.js").exists()
     with pytest.raises(publish.PublishError, match="no results"):
         publish.check_results(tmp_path / "empty")
+    with pytest.raises(publish.PublishError, match="'no-such-branch' is not in this clone"):
+        publish.check_branches(["HEAD", "no-such-branch"])
 
 
 def test_machine_names_facts_and_registers_them(tmp_path):
@@ -450,7 +452,8 @@ def test_script_compare_refuses_what_is_not_a_commit():
 
 
 def test_script_publish_publishes_the_results(tmp_path):
-    done = shell("publish", "--html-dir", tmp_path / "site", timeout=300)
+    # HEAD: this clone may have no local main (a CI clone of another branch)
+    done = shell("publish", "--html-dir", tmp_path / "site", "--branch", "HEAD", timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
     page = (tmp_path / "site" / "index.html").read_text()
     assert "https://" not in page.split("<body")[0] and "vendor/jquery.min.js" in page
