@@ -2,7 +2,7 @@
 
 Each suite measures all its cases once, in one warm process (``setup_cache``): inputs built,
 every output and gradient checked against the fp32 reference, then timed under the seed's
-contract (see common.py). The benchmarks below only report those figures:
+contract (see rmsnorm_bench/instrument.py). The benchmarks below only report those figures:
 
 - ``track_time``: seconds per public call (10 samples of 100 back-to-back calls each);
 - ``track_device_time``: seconds per call replayed from a CUDA graph (no host overhead; short
@@ -14,10 +14,10 @@ A backend that cannot run here is skipped (n/a); a wrong result fails the benchm
 
 import sys
 
-from . import common
+from rmsnorm_bench import instrument
 
 CASE_PARAMS = {
-    phase: [s.label for s in common.shapes_for(phase)] for phase in ("forward", "backward")
+    phase: [s.label for s in instrument.shapes_for(phase)] for phase in ("forward", "backward")
 }
 
 
@@ -35,8 +35,17 @@ class _Suite:
     repeat = 1
     number = 1
     timeout = 120
-    # bump by hand when the method of measuring changes (asv does not hash common.py)
+    # bump by hand when the method of measuring changes (asv does not hash rmsnorm_bench)
     version = "seed-contract-1"
+    op = phase = ""  # each suite's
+
+    def __init_subclass__(cls):
+        cls.params = [CASE_PARAMS[cls.phase], instrument.BACKENDS]
+        cls.setup_cache.timeout = 1800
+
+    def measure(self):
+        """Every case of this suite, measured once (the suite's setup_cache)."""
+        return instrument.measure_suite(self.op, self.phase, log=_log)
 
     def setup(self, results, case, backend):
         m = results[(case, backend)]
@@ -55,7 +64,7 @@ class _Suite:
         return {"samples": self.m.device_time, "number": 1}
 
     track_device_time.unit = "seconds"
-    # 2: graphs of several calls where one call is short (common.GRAPH_MIN_SECONDS); before,
+    # 2: graphs of several calls where one call is short (instrument.GRAPH_MIN_SECONDS); before,
     # one call per graph, whose replays were host-bound below about 5 us
     track_device_time.version = "seed-contract-1, device-graph-2"
 
@@ -83,36 +92,28 @@ _Suite.track_peak_memory.setup = _gpu_memory
 
 
 class RMSNormForward(_Suite):
-    params = [CASE_PARAMS["forward"], common.BACKENDS]
+    op, phase = "rms_norm", "forward"
 
-    def setup_cache(self):
-        return common.measure_suite("rms_norm", "forward", log=_log)
-
-    setup_cache.timeout = 1800
+    def setup_cache(self):  # one per suite: see _Suite
+        return self.measure()
 
 
 class RMSNormBackward(_Suite):
-    params = [CASE_PARAMS["backward"], common.BACKENDS]
+    op, phase = "rms_norm", "backward"
 
     def setup_cache(self):
-        return common.measure_suite("rms_norm", "backward", log=_log)
-
-    setup_cache.timeout = 1800
+        return self.measure()
 
 
 class FusedAddRMSNormForward(_Suite):
-    params = [CASE_PARAMS["forward"], common.BACKENDS]
+    op, phase = "fused_add", "forward"
 
     def setup_cache(self):
-        return common.measure_suite("fused_add", "forward", log=_log)
-
-    setup_cache.timeout = 1800
+        return self.measure()
 
 
 class FusedAddRMSNormBackward(_Suite):
-    params = [CASE_PARAMS["backward"], common.BACKENDS]
+    op, phase = "fused_add", "backward"
 
     def setup_cache(self):
-        return common.measure_suite("fused_add", "backward", log=_log)
-
-    setup_cache.timeout = 1800
+        return self.measure()

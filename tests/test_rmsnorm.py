@@ -680,7 +680,8 @@ def test_rmsnorm_backward_torch_benchmark():
 
     Shapes from RMSNORM_BWD_BENCH_SHAPES="M,N,dtype;..." (default: the suite's matrix).
     """
-    from benchmarks import common
+    from rmsnorm_bench import instrument as common
+    from rmsnorm_bench.report import seed_table
 
     rows = []
     for shape in common.shapes_for("backward"):
@@ -692,4 +693,4 @@ def test_rmsnorm_backward_torch_benchmark():
                 figures[backend] = common.median(m.time)
             name = "rmsnorm_bwd" if op == "rms_norm" else "fused_add_bwd"
             rows.append((name, shape, figures["triton"], figures["torch"]))
-    print("\n" + common.seed_table(rows))
+    print("\n" + seed_table(rows))

@@ -1,5 +1,7 @@
-"""The tracker's own logic: shape overrides, results merging, regression checks, offline page."""
+"""The tracker's own logic: the instrument's pure parts, results merging, regression checks,
+publishing, the machine's facts; the tools are imported, the shell entry points run."""
 
+import importlib
 import json
 import os
 import subprocess
@@ -8,17 +10,48 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import common
+from rmsnorm_bench import (
+    ROOT,
+    asvfiles,
+    link_torch,
+    machine,
+    merge,
+    progress,
+    publish,
+    regressions,
+    report,
+    vendor,
+)
+from rmsnorm_bench import instrument as common
 
-ROOT = Path(__file__).resolve().parent.parent
 COLUMNS = ["result", "params", "version", "started_at", "duration"]
+TOOLS = [
+    "asvfiles",
+    "codegen",
+    "copy_ceiling",
+    "dashboard",
+    "link_torch",
+    "machine",
+    "merge",
+    "profile_host",
+    "progress",
+    "publish",
+    "regressions",
+    "report",
+    "sweep",
+    "training_step",
+    "validate",
+    "vendor",
+]
 
 
-def script(name, *args):
+def shell(script, *args, **kwargs):
     return subprocess.run(
-        [sys.executable, str(ROOT / "scripts" / name), *map(str, args)],
+        ["bash", str(ROOT / "scripts" / script), *map(str, args)],
+        cwd=ROOT,
         capture_output=True,
         text=True,
+        **kwargs,
     )
 
 
@@ -65,22 +98,68 @@ def test_short_calls_are_captured_several_times_per_graph():
     assert common.calls_per_graph(0.0) == common.MAX_CALLS_PER_GRAPH
 
 
-def test_torch_compile_adapter_builds():
-    # its GPU-only set-up, run in a fresh process as asv's are (it once failed there only:
-    # a torch submodule that this test process had already imported)
-    code = (
-        "import torch._functorch\n"
-        "from benchmarks import common\n"
-        "common.DEVICE = 'cuda'\n"
-        "for op in common.OPS:\n"
-        "    assert callable(common.make_backend('torch_compile', op))\n"
-        "assert torch._functorch.config.donated_buffer is False\n"
-    )
+def test_torch_compile_adapter_compiles_one_graph_that_computes_right():
+    # The GPU-only adapter, run in a fresh process as asv's are (its set-up once failed there
+    # only: a torch submodule that this test process had already imported). On the CPU its
+    # graph is compiled by AOT autograd with fullgraph=True (a graph break fails), without
+    # inductor's C++ build; then validated against the fp32 reference, and its timed backward
+    # (retain_graph=True, which donated buffers would forbid) run twice.
+    code = """
+import torch
+from torch._dynamo.utils import counters
+
+from rmsnorm_bench import instrument
+
+compile_ = torch.compile
+torch.compile = lambda fn, **kw: compile_(fn, backend="aot_eager", fullgraph=True, **kw)
+for op in instrument.OPS:
+    instrument.DEVICE = "cuda"  # the adapter's own check; the tensors stay on the CPU
+    fn = instrument.make_backend("torch_compile", op)
+    instrument.DEVICE = "cpu"
+    assert torch._functorch.config.donated_buffer is False
+    graphs = counters["stats"]["unique_graphs"]
+    for shape in instrument.SMOKE_SHAPES[:2]:
+        p = instrument.make_problem(op, instrument.Shape(*shape))
+        instrument.validate(fn, p)
+        backward = instrument.timed_call(fn, p, "backward")
+        backward()
+        backward()
+    # one graph per shape: the adapter starts afresh, and nothing ran eager instead
+    assert counters["stats"]["unique_graphs"] == graphs + 2, dict(counters["stats"])
+print("compiled", dict(counters["stats"]))
+"""
     env = {k: v for k, v in os.environ.items() if k != common.BACKENDS_VAR}
+    env["TRITON_INTERPRET"] = "1"
     done = subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True
     )
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "compiled" in done.stdout
+
+
+def test_the_suites_find_the_instrument_beside_them_and_nothing_else(tmp_path):
+    # as asv imports them: only `benchmarks` is importable (asv_runner's SpecificImporter),
+    # from a temporary working directory; the root, which holds a checkout of the package
+    # under test, stays off sys.path, and discovery imports no torch
+    code = f"""
+import sys
+from asv_runner._aux import update_sys_path
+
+update_sys_path({str(ROOT / "benchmarks")!r})
+import benchmarks.bench_rmsnorm as suites
+import rmsnorm_bench
+
+assert rmsnorm_bench.__file__ == {str(ROOT / "rmsnorm_bench" / "__init__.py")!r}
+assert {str(ROOT)!r} not in sys.path and "" not in sys.path, sys.path
+assert "torch" not in sys.modules and "rmsnorm_kernels" not in sys.modules
+print(suites.RMSNormForward.params[1])
+"""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    done = subprocess.run(
+        [sys.executable, "-I", "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip() == str(common.BACKENDS)
 
 
 def test_an_error_in_one_backend_fails_only_its_case(monkeypatch):
@@ -93,58 +172,58 @@ def test_an_error_in_one_backend_fails_only_its_case(monkeypatch):
     assert m.failed == "RuntimeError: adapter broke" and m.time is None and not m.skipped
 
 
-def test_progress_lines_are_written_and_summed_up(tmp_path, monkeypatch):
-    progress = tmp_path / "progress.log"
-    monkeypatch.setenv(common.PROGRESS_VAR, str(progress))
+def test_progress_lines_are_written_and_summed_up(tmp_path, monkeypatch, capsys):
+    log = tmp_path / "progress.log"
+    monkeypatch.setenv(progress.VAR, str(log))
     monkeypatch.delenv(common.BWD_SHAPES_VAR, raising=False)
     outcomes = {"triton": common.Measurement(time=[1.0]), "torch": common.Measurement(skipped="x")}
     monkeypatch.setattr(common, "measure_case", lambda op, ph, shape, b, c: outcomes[b])
     common.measure_suite("fused_add", "backward", backends=["triton", "torch"])
-    lines = progress.read_text().splitlines()
+    lines = log.read_text().splitlines()
     shapes = common.shapes_for("backward")
     assert len(lines) == 2 * len(shapes)
     assert lines[0].startswith(f"[fused_add backward 1/{len(shapes)}] {shapes[0].label} triton: ok")
     assert lines[1].startswith(
         f"[fused_add backward 1/{len(shapes)}] {shapes[0].label} torch: skipped"
     )
-    summary = common.progress_summary(lines + ["asv noise", "[bad line"])
-    assert f"in {len(lines)} cases" in summary and "fused_add backward triton" in summary
-    assert common.progress_summary([]) == "no cases measured"
+    summary = progress.summary(lines + ["asv noise", "[bad line"])
+    assert f"in {len(lines)} cases ({len(shapes)} skipped)" in summary
+    assert "fused_add backward triton" in summary
+    assert "fused_add backward torch" not in summary.split("slowest")[0]  # skipped: no time
+    assert progress.summary([]) == "no cases measured"
+    assert progress.main([str(log)]) == 0
+    assert capsys.readouterr().out.strip() == progress.summary(lines)
 
 
-def test_merge_results_copies_new_and_refuses_conflicts(tmp_path):
+def test_merge_copies_new_and_refuses_conflicts(tmp_path, capsys):
     ours, theirs = tmp_path / "ours", tmp_path / "theirs"
     kept = write_run(ours / "h200", "a" * 40, 1, {("1x4096-bf16", "triton"): 1e-4})
     write_run(theirs / "h200", "a" * 40, 1, {("1x4096-bf16", "triton"): 1e-4})  # identical
     write_run(theirs / "mi355x", "b" * 40, 2, {("1x4096-bf16", "triton"): 2e-4})  # new
-    done = script("merge-results", theirs, "--into", ours)
-    assert done.returncode == 0, done.stderr
-    assert "1 file(s) copied, 1 already here" in done.stdout
+    assert merge.main([str(theirs), "--into", str(ours)]) == 0
+    assert "1 file(s) copied, 1 already here" in capsys.readouterr().out
     assert (ours / "mi355x" / f"{'b' * 8}-virtualenv-py3.11.json").exists()
 
     write_run(theirs / "h200", "a" * 40, 1, {("1x4096-bf16", "triton"): 9e-4})  # conflicts
     write_run(theirs / "h200", "c" * 40, 3, {("1x4096-bf16", "triton"): 1e-4})  # would be new
     before = kept.read_text()
-    refused = script("merge-results", theirs, "--into", ours)
-    assert refused.returncode != 0
-    assert str(kept) in refused.stderr and "nothing copied" in refused.stderr
+    with pytest.raises(SystemExit) as refused:
+        merge.main([str(theirs), "--into", str(ours)])
+    assert str(kept) in str(refused.value) and "nothing copied" in str(refused.value)
     assert kept.read_text() == before
     assert not (ours / "h200" / f"{'c' * 8}-virtualenv-py3.11.json").exists()
 
 
-def test_merge_results_refuses_files_that_are_not_results(tmp_path):
+def test_merge_refuses_files_that_are_not_results(tmp_path):
     (tmp_path / "src" / "h200").mkdir(parents=True)
     (tmp_path / "src" / "h200" / "x.json").write_text("{not json")
-    refused = script("merge-results", tmp_path / "src", "--into", tmp_path / "dst")
-    assert refused.returncode != 0 and "x.json: not JSON" in refused.stderr
+    with pytest.raises(SystemExit) as refused:
+        merge.main([str(tmp_path / "src"), "--into", str(tmp_path / "dst")])
+    assert "x.json: not JSON" in str(refused.value)
+    assert not (tmp_path / "dst").exists()
 
 
-def test_copy_ceiling_names_a_bad_shape():
-    refused = script("copy-ceiling", "4096,4096,bf16", "4096,x,bf16")
-    assert refused.returncode == 2 and "'4096,x,bf16'" in refused.stderr
-
-
-def test_check_regressions_names_benchmark_and_parameters(tmp_path):
+def test_regressions_name_benchmark_and_parameters(tmp_path, capsys):
     folder = tmp_path / "results" / "h200"
     write_run(
         folder, "a" * 40, 1, {("4096x4096-bf16", "triton"): 1.0e-4, ("1x4096-bf16", "triton"): 5e-5}
@@ -152,30 +231,39 @@ def test_check_regressions_names_benchmark_and_parameters(tmp_path):
     write_run(
         folder, "b" * 40, 2, {("4096x4096-bf16", "triton"): 1.3e-4, ("1x4096-bf16", "triton"): 5e-5}
     )
-    found = script("check-regressions", "--results", tmp_path / "results", "--threshold", 1.2)
-    assert found.returncode == 1
-    assert "RMSNormBackward.track_time('4096x4096-bf16', 'triton')" in found.stdout
-    assert "1x4096-bf16" not in found.stdout.split("REGRESSION", 1)[1]
-    lenient = script("check-regressions", "--results", tmp_path / "results", "--threshold", 1.5)
-    assert lenient.returncode == 0, lenient.stdout
-    other = script("check-regressions", "--results", tmp_path / "results", "--bench", "device")
-    assert other.returncode == 0 and "0 figures compared" in other.stdout, other.stdout
-    chosen = script("check-regressions", "--results", tmp_path / "results", "--bench", "Backward")
-    assert chosen.returncode == 1 and "2 figures compared" in chosen.stdout, chosen.stdout
-    bad = script("check-regressions", "--results", tmp_path / "results", "--bench", "(")
-    assert bad.returncode != 0 and "not a regular expression" in bad.stderr
+
+    def check(*args):
+        code = regressions.main(["--results", str(tmp_path / "results"), *map(str, args)])
+        return code, capsys.readouterr().out
+
+    code, out = check("--threshold", 1.2)
+    assert code == 1
+    assert "RMSNormBackward.track_time('4096x4096-bf16', 'triton')" in out
+    assert "1x4096-bf16" not in out.split("REGRESSION", 1)[1]
+    assert check("--threshold", 1.5)[0] == 0
+    code, out = check("--bench", "device")
+    assert code == 0 and "0 figures compared" in out, out
+    code, out = check("--bench", "Backward")
+    assert code == 1 and "2 figures compared" in out, out
+    with pytest.raises(SystemExit) as bad:
+        check("--bench", "(")
+    assert bad.value.code == 2 and "not a regular expression" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        check("--machine", "nowhere")
+    assert "no results for machine 'nowhere'" in capsys.readouterr().err
 
 
-def test_check_regressions_compares_only_figures_of_one_method(tmp_path):
+def test_regressions_compare_only_figures_of_one_method(tmp_path, capsys):
     folder = tmp_path / "results" / "h200"
+    results = ["--results", str(tmp_path / "results")]
     write_run(folder, "a" * 40, 1, {("1x4096-bf16", "triton"): 5e-6}, version="graph-1")
     write_run(folder, "b" * 40, 2, {("1x4096-bf16", "triton"): 9e-6}, version="graph-2")
-    found = script("check-regressions", "--results", tmp_path / "results")
-    assert found.returncode == 0, found.stdout
-    assert "0 figures compared" in found.stdout and "1 not compared" in found.stdout
+    assert regressions.main(results) == 0
+    out = capsys.readouterr().out
+    assert "0 figures compared" in out and "1 not compared" in out
     write_run(folder, "c" * 40, 3, {("1x4096-bf16", "triton"): 2e-5}, version="graph-2")
-    found = script("check-regressions", "--results", tmp_path / "results")
-    assert found.returncode == 1 and "9e-06 -> 2e-05" in found.stdout, found.stdout
+    assert regressions.main(results) == 1
+    assert "9e-06 -> 2e-05" in capsys.readouterr().out
 
 
 def test_union_benchmarks_lists_every_machines_shapes(tmp_path):
@@ -186,24 +274,188 @@ def test_union_benchmarks_lists_every_machines_shapes(tmp_path):
     listed = {"params": [["'1x256-bf16'"], ["'triton'"]], "version": "v"}
     (results / "benchmarks.json").write_text(json.dumps({bench: listed, "version": 2}))
     before = (results / "benchmarks.json").read_text()
-    done = script("asvfiles.py", "union-benchmarks", results)
-    assert done.returncode == 0, done.stderr
-    params = json.loads((results / "benchmarks.json").read_text())[bench]["params"]
+    params = asvfiles.union_benchmarks(results)[bench]["params"]
     assert params == [["'1x256-bf16'", "'16384x4096-bf16'"], ["'triton'", "'torch'"]]
-    assert (results / "benchmarks.json").read_text() != before
+    assert (results / "benchmarks.json").read_text() == before  # read, never rewritten
 
 
-def test_offline_html_serves_cdn_files_locally(tmp_path):
-    (tmp_path / "index.html").write_text(
+def test_conf_copy_changes_only_the_keys_given(tmp_path):
+    out = tmp_path / "conf.json"
+    assert asvfiles.main(["conf-copy", str(out), "env_dir=.asv/env-gpu1"]) == 0
+    conf, original = json.loads(out.read_text()), asvfiles.read_conf()
+    assert (
+        conf == {**original, "env_dir": ".asv/env-gpu1"} and original["env_dir"] != conf["env_dir"]
+    )
+    with pytest.raises(SystemExit):
+        asvfiles.main(["conf-copy", str(out), "env_dir"])
+
+
+def test_the_report_tables_the_seeds_columns(tmp_path, capsys):
+    shape = common.Shape(512, 3000, "f32")
+    text = report.seed_table(
+        [("rmsnorm_bwd", shape, 2e-6, 5e-6), ("fused_add_bwd", shape, 1e-6, None)]
+    )
+    lines = [line.split("\t") for line in text.splitlines()]
+    assert lines[0] == report.HEAD
+    assert lines[1] == ["rmsnorm_bwd", "512x3000", "f32", "2.0", "5.0", "2.50x"]
+    assert lines[2][-2:] == ["n/a", "n/a"]
+    # from results files: the public-call table of the newest commit of a machine
+    folder = tmp_path / "results" / "h200"
+    write_run(folder, "a" * 40, 1, {("512x3000-f32", "triton"): 9e-6})
+    write_run(
+        folder, "b" * 40, 2, {("512x3000-f32", "triton"): 4e-6, ("512x3000-f32", "torch"): 6e-6}
+    )
+    report.main(["--results", str(tmp_path / "results"), "--out", str(tmp_path / "r"), "--no-plot"])
+    written = (tmp_path / "r" / "report.md").read_text()
+    assert "commit bbbbbbbb" in written
+    assert "| rmsnorm_bwd | 512x3000 | f32 | 4.0 | 6.0 | 1.50x |" in written
+
+
+def test_offline_page_serves_cdn_files_locally():
+    page = vendor.offline_page(
         '<script src="https://code.jquery.com/jquery-3.3.1.min.js" integrity="sha256-x" '
         'crossorigin="anonymous"></script>\n'
         '<link rel="stylesheet" href="https://cdn.jsdelivr.net/npm/bootstrap@3.1.1/dist/css/bootstrap.min.css">'
     )
-    done = script("offline-html", tmp_path)
-    assert done.returncode == 0, done.stderr
-    page = (tmp_path / "index.html").read_text()
-    assert "https://" not in page and 'src="vendor/jquery.min.js"' in page
-    assert (tmp_path / "vendor" / "css" / "bootstrap.min.css").is_file()
-    (tmp_path / "index.html").write_text('<script src="https://example.org/unknown.js"></script>')
-    refused = script("offline-html", tmp_path)
-    assert refused.returncode != 0 and "unknown.js" in refused.stderr
+    assert "https://" not in page and "integrity" not in page
+    assert '<script src="vendor/jquery.min.js">' in page
+    assert 'href="vendor/css/bootstrap.min.css"' in page
+    with pytest.raises(vendor.NoLocalCopy, match="unknown.js"):
+        vendor.offline_page('<script src="https://example.org/unknown.js"></script>')
+    assert vendor.main([]) == 0  # every file the page loads is in html/vendor/
+
+
+def fake_site(folder: Path) -> Path:
+    """What asv publish writes, in small: an index.html that loads jQuery from a CDN."""
+    (folder / "graphs").mkdir(parents=True)
+    (folder / "graphs" / "g.json").write_text("[]")
+    (folder / "index.json").write_text("{}")
+    (folder / "index.html").write_text(
+        '<script src="https://code.jquery.com/jquery-3.3.1.min.js"></script>'
+    )
+    return folder
+
+
+def test_publish_writes_a_dashboard_with_its_own_vendor_copy(tmp_path):
+    site = fake_site(tmp_path / "site")
+    asv_page = (site / "index.html").read_text()
+    out = tmp_path / "out"
+    publish.install(site, out)
+    assert (out / "graphs" / "g.json").is_file()
+    assert 'src="vendor/jquery.min.js"' in (out / "index.html").read_text()
+    assert (site / "index.html").read_text() == asv_page  # asv's output is left as it was
+    assert (out / "vendor" / "jquery.min.js").read_bytes() == (
+        vendor.DIR / "jquery.min.js"
+    ).read_bytes()
+    # a second publish replaces the first, files that are gone included
+    (site / "graphs" / "g.json").unlink()
+    publish.install(site, out)
+    assert not (out / "graphs" / "g.json").exists()
+    # a folder that is not a dashboard is not replaced
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "notes.txt").write_text("mine")
+    with pytest.raises(publish.PublishError, match="holds no dashboard"):
+        publish.install(site, tmp_path / "other")
+
+
+def test_publish_into_the_vendor_folders_dashboard_keeps_it(tmp_path):
+    site = fake_site(tmp_path / "site")
+    out = tmp_path / "html"
+    assets = out / "vendor"
+    kept = assets / "jquery.min.js"
+    assets.mkdir(parents=True)
+    kept.write_text("jquery")
+    (out / "stale.js").write_text("")
+    (out / "index.json").write_text("{}")
+    publish.install(site, out, assets)
+    assert kept.read_text() == "jquery" and not (out / "stale.js").exists()
+    with pytest.raises(publish.PublishError, match="no results"):
+        publish.check_results(tmp_path / "empty")
+    with pytest.raises(publish.PublishError, match="'no-such-branch' is not in this clone"):
+        publish.check_branches(["HEAD", "no-such-branch"])
+
+
+def test_machine_names_facts_and_registers_them(tmp_path):
+    gpu = {"gpu": "NVIDIA H200", "gpu_count": "1", "torch": "2", "triton": "3"}
+    assert machine.default_name(gpu) == "nvidia-h200"
+    assert machine.default_name(gpu, "3") == "nvidia-h200-gpu3"
+    assert machine.default_name({"gpu": "none", "gpu_count": "0"}) == "cpu-smoke"
+    facts = machine.facts()
+    assert facts["gpu_count"] == "0" and facts["gpu"] == "none"  # this is the CPU run
+    import torch
+
+    assert str(Path(torch.__file__).parent.parent) in machine.torch_site()
+    path = tmp_path / "asv-machine.json"
+    path.write_text(json.dumps({"other": {"machine": "other"}, "h200": {"note": "kept"}}))
+    entry = machine.register("h200", gpu, path)
+    saved = json.loads(path.read_text())
+    assert saved["h200"] == entry == {"note": "kept", "machine": "h200", **gpu}
+    assert saved["other"] == {"machine": "other"} and saved["version"] == 1
+
+
+def test_link_torch_writes_the_folders_it_is_given(tmp_path, monkeypatch):
+    monkeypatch.delenv(link_torch.VAR, raising=False)
+    with pytest.raises(SystemExit) as unset:
+        link_torch.main([])
+    assert unset.value.code == 2
+    dirs = [str(tmp_path / "a"), str(tmp_path / "b")]
+    pth = link_torch.write_pth(dirs, str(tmp_path))
+    assert pth.read_text().splitlines() == dirs
+
+
+@pytest.mark.parametrize("tool", TOOLS)
+def test_every_tool_answers_help(tool, capsys):
+    module = importlib.import_module(f"rmsnorm_bench.{tool}")
+    with pytest.raises(SystemExit) as done:
+        module.main(["--help"])
+    assert done.value.code == 0
+    assert capsys.readouterr().out.startswith(f"usage: python -m rmsnorm_bench.{tool}")
+
+
+def test_no_extensionless_python_file_is_tracked():
+    files = subprocess.run(
+        ["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    python = []
+    for name in files:
+        path = ROOT / name
+        if path.suffix or not path.is_file():
+            continue
+        with open(path, "rb") as f:
+            if b"python" in f.readline():
+                python.append(name)
+    assert not python
+
+
+# One end-to-end run of each shell entry point, on its cheap paths (CI runs run and publish
+# in full).
+
+
+def test_script_test_sets_up_and_runs_pytest():
+    done = shell("test", "--collect-only", "tests/test_codegen.py", timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "setup: torch" in done.stdout  # scripts/setup, which scripts/test runs first
+    assert "test_codegen.py::test_kernels_compile_to_vector_accesses" in done.stdout
+
+
+def test_script_run_parses_its_arguments():
+    helped = shell("run", "--help")
+    assert helped.returncode == 0 and "--history" in helped.stdout
+    refused = shell("run", "--bogus")
+    assert refused.returncode == 2 and "unknown option --bogus" in refused.stderr
+
+
+def test_script_compare_refuses_what_is_not_a_commit():
+    assert shell("compare").returncode == 2
+    refused = shell("compare", "no-such-commit")
+    assert refused.returncode == 2 and "'no-such-commit' is not a commit here" in refused.stderr
+
+
+def test_script_publish_publishes_the_results(tmp_path):
+    # HEAD: this clone may have no local main (a CI clone of another branch)
+    done = shell("publish", "--html-dir", tmp_path / "site", "--branch", "HEAD", timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    page = (tmp_path / "site" / "index.html").read_text()
+    assert "https://" not in page.split("<body")[0] and "vendor/jquery.min.js" in page
+    index = json.loads((tmp_path / "site" / "index.json").read_text())
+    assert {"cpu-smoke", "nvidia-h200"} <= set(index["params"]["machine"])

@@ -1,8 +1,7 @@
-#!/usr/bin/env python
 """Compile the kernels for an H100/H200-class GPU (sm_90) and check what the compiler made of
 them. No GPU is needed: Triton's CUDA backend compiles wherever it is installed.
 
-usage: check-codegen [--show]
+usage: python -m rmsnorm_bench.codegen [--show]
 
 For the variants the launch heuristics choose (bf16 rows; N = 4096, 3000, 1000, the backward of
 few rows of 2048 and 4096, and rows past one block):
@@ -19,40 +18,33 @@ import dataclasses
 import os
 import re
 import sys
-from pathlib import Path
 
-if os.environ.get("TRITON_INTERPRET") == "1":
-    sys.exit("check-codegen: TRITON_INTERPRET=1 is set; this compiles for a GPU, unset it")
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from . import argument_parser
 
-import torch  # noqa: E402
-import triton  # noqa: E402
-from triton.backends.compiler import GPUTarget  # noqa: E402
-from triton.compiler import ASTSource  # noqa: E402
-
-from rmsnorm_kernels import _config, _kernels  # noqa: E402
-from rmsnorm_kernels._config import RowConfig  # noqa: E402
-
-TARGET = GPUTarget("cuda", 90, 32)
-CPU = torch.device("cpu")  # the launchers' heuristics, without asking a GPU for its SMs
-BF16 = torch.bfloat16
 ROWS = {  # the pointer arguments of each kernel that hold rows, and the other pointers
-    _kernels._rms_norm_fwd_kernel: (("X", "R", "Y", "S"), {"W": "bf16", "RSTD": "fp32"}),
-    _kernels._rms_norm_bwd_kernel: (
+    "_rms_norm_fwd_kernel": (("X", "R", "Y", "S"), {"W": "bf16", "RSTD": "fp32"}),
+    "_rms_norm_bwd_kernel": (
         ("DY", "X", "DRES", "DX"),
         {"W": "bf16", "RSTD": "fp32", "DW_PARTIAL": "fp32", "DW": "bf16", "DOT": "fp32"},
     ),
-    _kernels._row_dot_kernel: (("DY", "X"), {"W": "bf16", "DOT": "fp32"}),
+    "_row_dot_kernel": (("DY", "X"), {"W": "bf16", "DOT": "fp32"}),
 }
 NARROW_ACCESS = re.compile(r"\b(?:ld|st)\.global[.\w:]*\.(?:b16|u16|s16)\b")
 
 
-def compile_variant(kernel, options: dict):
-    """``kernel`` compiled for sm_90 with the launcher's constexprs and bf16 rows; every other
+def compile_variant(kernel_name: str, options: dict):
+    """The kernel compiled for sm_90 with the launcher's constexprs and bf16 rows; every other
     run-time argument is a 32-bit integer (eps a float), as the direct launch passes them."""
+    import triton
+    from triton.backends.compiler import GPUTarget
+    from triton.compiler import ASTSource
+
+    from rmsnorm_kernels import _kernels
+
+    kernel = getattr(_kernels, kernel_name)
     options = dict(options)
     num_warps = options.pop("num_warps")
-    rows, others = ROWS[kernel]
+    rows, others = ROWS[kernel_name]
     names = kernel.arg_names
     signature = {}
     for name in names:
@@ -71,7 +63,8 @@ def compile_variant(kernel, options: dict):
         constexprs={(names.index(n),): v for n, v in options.items()},
         attrs={(i,): [["tt.divisibility", 16]] for i in pointers},  # fresh allocations
     )
-    return triton.compile(src, target=TARGET, options={"num_warps": num_warps})
+    target = GPUTarget("cuda", 90, 32)
+    return triton.compile(src, target=target, options={"num_warps": num_warps})
 
 
 def tile_conversions(ttgir: str, block_m: int, block_n: int) -> list[str]:
@@ -82,54 +75,60 @@ def tile_conversions(ttgir: str, block_m: int, block_n: int) -> list[str]:
     ]
 
 
-def multi_row_tile(config: _config.RowConfig):
+def multi_row_tile(config):
     """The backward tile whose layout is checked: only a tile of several rows can take the
     layout of a per-row tensor."""
     return (config.block_m, config.block_n) if config.block_m > 1 else None
 
 
 def variants():
-    """(name, kernel, options, tile shape to check for layout conversions or None)."""
+    """(name, kernel name, options, tile shape to check for layout conversions or None)."""
+    import torch
+
+    from rmsnorm_kernels import _config
+    from rmsnorm_kernels._config import RowConfig
+
+    cpu = torch.device("cpu")  # the launchers' heuristics, without asking a GPU for its SMs
+    bf16 = torch.bfloat16
+    fwd_kernel, bwd_kernel = "_rms_norm_fwd_kernel", "_rms_norm_bwd_kernel"
     for n, align in ((4096, 16), (3000, 8), (1000, 8)):  # 1000: short rows (SHORT_ROW_N)
         bucket = _config.shape_bucket(n)
-        fwd = _config.forward_launcher(bucket, BF16, BF16, True, CPU)
-        yield f"fused forward, N={n}", _kernels._rms_norm_fwd_kernel, fwd.options(align), None
+        fwd = _config.forward_launcher(bucket, bf16, bf16, True, cpu)
+        yield f"fused forward, N={n}", fwd_kernel, fwd.options(align), None
         name = f"fused forward, N={n}, few rows"
-        yield name, _kernels._rms_norm_fwd_kernel, fwd.few_rows.options(align), None
-        bwd = _config.backward_launcher(bucket, BF16, BF16, True, CPU)
+        yield name, fwd_kernel, fwd.few_rows.options(align), None
+        bwd = _config.backward_launcher(bucket, bf16, bf16, True, cpu)
         tile = multi_row_tile(bwd.config)
-        yield f"backward, N={n}", _kernels._rms_norm_bwd_kernel, bwd.options(align), tile
+        yield f"backward, N={n}", bwd_kernel, bwd.options(align), tile
     for n in (2048, 4096):  # the backward of few rows (FEW_ROWS_TILE_BYTES)
-        few = _config.backward_launcher(n, BF16, BF16, True, CPU).few_rows
+        few = _config.backward_launcher(n, bf16, bf16, True, cpu).few_rows
         tile = multi_row_tile(few.config)
-        yield f"backward, N={n}, few rows", _kernels._rms_norm_bwd_kernel, few.options(16), tile
+        yield f"backward, N={n}, few rows", bwd_kernel, few.options(16), tile
     for stream in (False, True):  # rows past one block, and from STREAM_MIN_N on
-        fwd = _config.forward_launcher(0, BF16, BF16, True, CPU, stream)
+        fwd = _config.forward_launcher(0, bf16, bf16, True, cpu, stream)
         name = f"fused forward, chunked rows{', streamed' if stream else ''}"
-        yield name, _kernels._rms_norm_fwd_kernel, fwd.options(16), None
-    bwd = _config.backward_launcher(0, BF16, BF16, True, CPU)
+        yield name, fwd_kernel, fwd.options(16), None
+    bwd = _config.backward_launcher(0, bf16, bf16, True, cpu)
     # as configured, and on column blocks of 4096, where a block holds two bf16 rows
-    two_rows = RowConfig.from_heuristic(4096, _config.BACKWARD_TILE_BYTES // BF16.itemsize)
+    two_rows = RowConfig.from_heuristic(4096, _config.BACKWARD_TILE_BYTES // bf16.itemsize)
     for split in (bwd, dataclasses.replace(bwd, config=two_rows)):
         c = split.config
         name = f"split backward, {c.block_m}x{c.block_n} blocks"
-        yield name, _kernels._rms_norm_bwd_kernel, split.options(16), multi_row_tile(c)
+        yield name, bwd_kernel, split.options(16), multi_row_tile(c)
     for align in (16, 8):
         yield (
             f"row-dot pass, ALIGN={align}",
-            _kernels._row_dot_kernel,
+            "_row_dot_kernel",
             bwd.row_dot_options(align),
             None,
         )
 
 
-def main(show: bool) -> int:
+def check(show: bool) -> int:
     from triton.backends import backends
 
     if "nvidia" not in backends:
-        print(
-            f"check-codegen: this Triton has no CUDA backend ({sorted(backends)})", file=sys.stderr
-        )
+        print(f"codegen: this Triton has no CUDA backend ({sorted(backends)})", file=sys.stderr)
         return 3
     failures, compiled_count = [], 0
     for name, kernel, options, tile in variants():
@@ -149,14 +148,20 @@ def main(show: bool) -> int:
                 f"{name}: the {tile[0]}x{tile[1]} tile changes layout: {conversions[0]}"
             )
     for failure in failures:
-        print(f"check-codegen: {failure}", file=sys.stderr)
+        print(f"codegen: {failure}", file=sys.stderr)
     if not failures:
-        print(f"check-codegen: ok, {compiled_count} variants compiled for sm_90")
+        print(f"codegen: ok, {compiled_count} variants compiled for sm_90")
     return 1 if failures else 0
 
 
+def main(argv=None) -> int:
+    ap = argument_parser(__spec__.name, __doc__)
+    ap.add_argument("--show", action="store_true", help="print what each variant compiled to")
+    args = ap.parse_args(argv)
+    if os.environ.get("TRITON_INTERPRET") == "1":
+        ap.exit(2, "codegen: TRITON_INTERPRET=1 is set; this compiles for a GPU, unset it\n")
+    return check(args.show)
+
+
 if __name__ == "__main__":
-    args = sys.argv[1:]
-    if args not in ([], ["--show"]):
-        sys.exit("usage: check-codegen [--show]")
-    sys.exit(main(show=bool(args)))
+    sys.exit(main())

@@ -1,7 +1,7 @@
-#!/usr/bin/env python
 """Exit non-zero when a machine's latest commit is slower than its predecessor.
 
-usage: check-regressions [--machine NAME] [--threshold 1.1] [--bench REGEX] [--results DIR]
+usage: python -m rmsnorm_bench.regressions [--machine NAME] [--threshold 1.1] [--bench REGEX]
+                                            [--results DIR]
 
 For every machine (or --machine), takes the newest commit with results and the one before it
 (by commit date), and compares every tracked figure (public time, device time, peak memory)
@@ -12,12 +12,12 @@ the benchmarks whose name matches REGEX, e.g. `track_device_time` on a machine w
 makes public-call times noisy between runs (see docs/perf-notes.md).
 """
 
-import argparse
 import re
 import sys
 from pathlib import Path
 
-from asvfiles import ROOT, figures, load_runs, versions
+from . import ROOT, argument_parser
+from .asvfiles import figures, load_runs, versions
 
 
 def check_machine(folder: Path, threshold: float, bench_pattern: str = ""):
@@ -46,24 +46,24 @@ def check_machine(folder: Path, threshold: float, bench_pattern: str = ""):
     return found, summary
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--machine")
-    ap.add_argument("--threshold", type=float, default=1.1)
+def main(argv=None) -> int:
+    ap = argument_parser(__spec__.name, __doc__)
+    ap.add_argument("--machine", help="default: every machine under --results")
+    ap.add_argument("--threshold", type=float, default=1.1, help="a slowdown factor (1.1)")
     ap.add_argument("--bench", default="", help="only benchmarks whose name matches this regex")
     ap.add_argument("--results", type=Path, default=ROOT / "results")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     try:
         re.compile(args.bench)
     except re.error as e:
-        sys.exit(f"check-regressions: --bench {args.bench!r} is not a regular expression ({e})")
+        ap.error(f"--bench {args.bench!r} is not a regular expression ({e})")
     if args.threshold < 1:
-        sys.exit(f"check-regressions: --threshold must be >= 1, got {args.threshold}")
+        ap.error(f"--threshold must be >= 1, got {args.threshold}")
     folders = sorted(p for p in args.results.glob("*") if p.is_dir())
     if args.machine:
         folders = [p for p in folders if p.name == args.machine]
         if not folders:
-            sys.exit(f"check-regressions: no results for machine {args.machine!r}")
+            ap.exit(2, f"regressions: no results for machine {args.machine!r}\n")
     regressions = []
     for folder in folders:
         found, summary = check_machine(folder, args.threshold, args.bench)
@@ -71,8 +71,8 @@ def main():
         regressions += found
     for line in regressions:
         print("REGRESSION", line)
-    sys.exit(1 if regressions else 0)
+    return 1 if regressions else 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -1,8 +1,8 @@
-#!/usr/bin/env python
 """What plain copies reach on this GPU, by size: the ceiling beside the kernels' bandwidth.
 
-usage: copy-ceiling [SHAPE ...]   (SHAPE as M,N,dtype; default: the large default shapes,
-                                   the long-row ones and 1 GiB)
+usage: python -m rmsnorm_bench.copy_ceiling [SHAPE ...]
+
+SHAPE is M,N,dtype; by default the large default shapes, the long-row ones and 1 GiB.
 
 For each shape, device time (the suites' CUDA-graph replay) of two torch calls on [M, N]
 tensors, as GB/s of bytes read + written:
@@ -15,10 +15,8 @@ launch, ramp-up and tail over fewer bytes, and this shows how much that costs at
 """
 
 import sys
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from benchmarks import common  # noqa: E402
+from . import argument_parser, instrument
 
 DEFAULT = (
     "4096,4096,bf16;16384,4096,bf16;8192,8192,bf16;32768,8192,bf16;4096,4096,f32;"
@@ -30,7 +28,7 @@ def measure(shape, contract) -> str:
     """One row: the copy and the add on [M, N] tensors of the shape's dtype."""
     import torch
 
-    a = torch.randn(shape.m, shape.n, device="cuda").to(common._torch_dtype(shape.dtype))
+    a = torch.randn(shape.m, shape.n, device="cuda").to(instrument.torch_dtype(shape.dtype))
     b, c = torch.randn_like(a), torch.empty_like(a)
     size = a.numel() * a.element_size()
     row = f"{shape.label:18} {size / 2**20:7.0f}"
@@ -38,23 +36,25 @@ def measure(shape, contract) -> str:
         (2, lambda: lambda: torch.neg(a, out=b)),
         (3, lambda: lambda: torch.add(a, b, out=c)),
     ):
-        t = common.median(common.device_seconds_per_call(make_call, contract))
+        t = instrument.median(instrument.device_seconds_per_call(make_call, contract))
         row += f" {t * 1e6:9.1f} {tensors * size / t / 1e9:6.0f}"
     return row
 
 
-def main(args) -> int:
+def main(argv=None) -> int:
+    ap = argument_parser(__spec__.name, __doc__)
+    ap.add_argument("shapes", nargs="*", metavar="SHAPE", help="M,N,dtype")
+    args = ap.parse_args(argv)
+    try:
+        shapes = instrument.parse_shapes(";".join(args.shapes) or DEFAULT, "copy_ceiling SHAPE")
+    except ValueError as e:
+        ap.error(str(e))
     import torch
 
-    try:
-        shapes = common.parse_shapes(";".join(args) or DEFAULT, "copy-ceiling SHAPE")
-    except ValueError as e:
-        print(e, file=sys.stderr)
-        return 2
     if not torch.cuda.is_available():
-        print("copy-ceiling: needs a CUDA or ROCm GPU", file=sys.stderr)
+        print("copy_ceiling: needs a CUDA or ROCm GPU", file=sys.stderr)
         return 2
-    contract = common.Contract(warmup=3, iters=20, samples=5)
+    contract = instrument.Contract(warmup=3, iters=20, samples=5)
     print(f"{'shape':18} {'MiB':>7} {'copy us':>9} {'GB/s':>6} {'add us':>9} {'GB/s':>6}")
     for shape in shapes:
         print(measure(shape, contract), flush=True)
@@ -62,4 +62,4 @@ def main(args) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main())

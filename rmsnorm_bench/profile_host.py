@@ -1,10 +1,13 @@
-#!/usr/bin/env python
 """Where the host time of a small public call goes (GPU machines).
 
-usage: profile-host [M,N,dtype]             a table of routes and their parts (default 1,4096,bf16)
-       profile-host --cprofile [OP] [PHASE] [M,N,dtype]   cProfile of one public call
-       profile-host --trace [OP] [PHASE] [M,N,dtype]      torch.profiler: host and GPU time per op
-       profile-host --steps [M,N,dtype ...]   the public RMSNorm backward, step by step
+usage: python -m rmsnorm_bench.profile_host [M,N,dtype]
+       python -m rmsnorm_bench.profile_host --cprofile [OP] [PHASE] [M,N,dtype]
+       python -m rmsnorm_bench.profile_host --trace [OP] [PHASE] [M,N,dtype]
+       python -m rmsnorm_bench.profile_host --steps [M,N,dtype ...]
+
+Without an option: a table of routes and their parts (default shape 1,4096,bf16).
+--cprofile: cProfile of one public call; --trace: torch.profiler, host and GPU time per op
+(OP rms_norm or fused_add, PHASE forward or backward; default rms_norm backward).
 
 The table gives wall time per call over back-to-back calls, synchronised at the end: for
 small shapes that is host time. Routes: torch eager, this package's public functions, the
@@ -25,17 +28,38 @@ import functools
 import pstats
 import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from benchmarks import common  # noqa: E402, I001  (sets TRITON_INTERPRET first on CPUs)
-import triton  # noqa: E402
-import triton.language as tl  # noqa: E402
+from . import argument_parser, instrument
 
 
-@triton.jit
-def empty_kernel(X, BLOCK: tl.constexpr):
-    tl.program_id(0)
+@functools.cache
+def empty_kernel():
+    """A Triton kernel that does nothing: the floor of a launch."""
+    import triton
+    import triton.language as tl
+
+    @triton.jit
+    def _empty_kernel(X, BLOCK: tl.constexpr):
+        tl.program_id(0)
+
+    return _empty_kernel
+
+
+def floor_function(backward):
+    """A do-nothing autograd.Function: its forward clones x, its backward returns
+    ``backward(g)`` as dx. The floor of what any Function costs the host."""
+    import torch
+
+    class Floor(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, w):
+            return x.clone()
+
+        @staticmethod
+        def backward(ctx, g):
+            return backward(g), None
+
+    return Floor
 
 
 def per_call_us(call, n=2000) -> float:
@@ -52,8 +76,8 @@ def per_call_us(call, n=2000) -> float:
 
 
 def cprofile(op, phase, shape):
-    p = common.make_problem(op, shape)
-    call = common.timed_call(common.make_backend("triton", op), p, phase)
+    p = instrument.make_problem(op, shape)
+    call = instrument.timed_call(instrument.make_backend("triton", op), p, phase)
     print(f"{op} {phase} {shape.label}: {per_call_us(call, 500):.1f} us per call (host)")
     profile = cProfile.Profile()
     profile.enable()
@@ -69,8 +93,8 @@ def trace(op, phase, shape):
     from torch.profiler import ProfilerActivity, profile
 
     for backend in ("triton", "torch"):
-        p = common.make_problem(op, shape)
-        call = common.timed_call(common.make_backend(backend, op), p, phase)
+        p = instrument.make_problem(op, shape)
+        call = instrument.timed_call(instrument.make_backend(backend, op), p, phase)
         print(f"{backend} {op} {phase} {shape.label}: {per_call_us(call, 200):.1f} us per call")
         with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
             for _ in range(20):
@@ -116,8 +140,8 @@ def steps(shapes):
         cls.__call__ = timed(f"    {name} kernel launch", cls.__call__)
 
     for shape in shapes:
-        p = common.make_problem("rms_norm", shape)
-        p.outputs = common.run_forward(common.make_backend("triton", "rms_norm"), p)
+        p = instrument.make_problem("rms_norm", shape)
+        p.outputs = instrument.run_forward(instrument.make_backend("triton", "rms_norm"), p)
 
         def call(p=p):
             marks["call"] = time.perf_counter()
@@ -142,15 +166,7 @@ def peer_backwards(p, n):
     import torch
 
     x, w, dy = p.x, p.weight, p.grads[0]
-
-    class Floor(torch.autograd.Function):
-        @staticmethod
-        def forward(ctx, x, w):
-            return x.clone()
-
-        @staticmethod
-        def backward(ctx, g):
-            return torch.empty_like(g), None
+    Floor = floor_function(torch.empty_like)
 
     for name, out in (
         ("Function whose backward allocates dx", Floor.apply(x, w)),
@@ -170,18 +186,10 @@ def table(shape):
     import rmsnorm_kernels
     from rmsnorm_kernels import _config, ops
 
-    eps = common.EPS
-    p = common.make_problem("rms_norm", shape)
+    eps = instrument.EPS
+    p = instrument.make_problem("rms_norm", shape)
     x, w, dy = p.x, p.weight, p.grads[0]
-
-    class Floor(torch.autograd.Function):
-        @staticmethod
-        def forward(ctx, x, w):
-            return x.clone()
-
-        @staticmethod
-        def backward(ctx, g):
-            return g.mul(2), None
+    Floor = floor_function(lambda g: g.mul(2))
 
     def backward_of(make):
         out = make()
@@ -232,7 +240,7 @@ def table(shape):
                 torch.empty_like(wd),
                 torch.empty((grid[0], shape.n), dtype=torch.float32, device=x.device),
             ),
-            "part: empty Triton kernel launch": lambda: empty_kernel[(1,)](xd, BLOCK=16),
+            "part: empty Triton kernel launch": lambda: empty_kernel()[(1,)](xd, BLOCK=16),
         }
     )
     args = (dy, dy.stride(0), xd, xd.stride(0), wd, rstd, dy, dy.stride(0), dx, dx.stride(0))
@@ -250,14 +258,36 @@ def table(shape):
         print(f"{name:44} {per_call_us(call):8.1f} us")
 
 
-if __name__ == "__main__":
-    args = sys.argv[1:]
-    if args[:1] == ["--steps"]:
-        steps(common.parse_shapes(";".join(args[1:]) or "1,4096,bf16", "shape"))
-    elif args and args[0] in ("--cprofile", "--trace"):
-        op = args[1] if len(args) > 1 else "rms_norm"
-        phase = args[2] if len(args) > 2 else "backward"
-        shape = common.parse_shapes(args[3] if len(args) > 3 else "1,4096,bf16", "shape")[0]
-        (cprofile if args[0] == "--cprofile" else trace)(op, phase, shape)
+def main(argv=None) -> int:
+    ap = argument_parser(__spec__.name, __doc__)
+    mode = ap.add_mutually_exclusive_group()
+    for flag in ("--cprofile", "--trace", "--steps"):
+        mode.add_argument(flag, dest="mode", action="store_const", const=flag[2:])
+    ap.add_argument("args", nargs="*", metavar="ARG", help="[OP] [PHASE] M,N,dtype, see above")
+    args = ap.parse_args(argv)
+    rest = args.args
+    try:
+        if args.mode == "steps":
+            chosen = instrument.parse_shapes(";".join(rest) or "1,4096,bf16", "shape")
+        elif args.mode:
+            op, phase, shape = (rest + ["rms_norm", "backward", "1,4096,bf16"][len(rest) :])[:3]
+            if op not in instrument.OPS or phase not in ("forward", "backward") or len(rest) > 3:
+                raise ValueError(f"expected [OP] [PHASE] [M,N,dtype], got {' '.join(rest)}")
+            chosen = instrument.parse_shapes(shape, "shape")
+        else:
+            if len(rest) > 1:
+                raise ValueError(f"expected one M,N,dtype, got {' '.join(rest)}")
+            chosen = instrument.parse_shapes(rest[0] if rest else "1,4096,bf16", "shape")
+    except ValueError as e:
+        ap.error(str(e))
+    if args.mode == "steps":
+        steps(chosen)
+    elif args.mode:
+        (cprofile if args.mode == "cprofile" else trace)(op, phase, chosen[0])
     else:
-        table(common.parse_shapes(args[0] if args else "1,4096,bf16", "shape")[0])
+        table(chosen[0])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

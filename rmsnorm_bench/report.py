@@ -1,7 +1,6 @@
-#!/usr/bin/env python
 """The seed's table (op, shape, dtype, Triton us, Torch us, Torch/Triton) from asv results.
 
-usage: report [--machine NAME] [--commit SHA] [--out DIR] [--no-plot]
+usage: python -m rmsnorm_bench.report [--machine NAME] [--commit SHA] [--out DIR] [--no-plot]
 
 Reads results/<machine>/ (default: the machine with the newest results), takes the newest
 commit there (or --commit), and prints two Markdown tables of every case of the four suites:
@@ -11,14 +10,12 @@ Triton's bandwidth over ideal bytes. With --out it also writes report.md and rep
 public-call ratios) there.
 """
 
-import argparse
 import sys
 from pathlib import Path
 
-from asvfiles import ROOT, figures, load_runs
-
-sys.path.insert(0, str(ROOT))
-from benchmarks.common import Shape, ideal_bytes  # noqa: E402
+from . import ROOT, argument_parser
+from .asvfiles import figures, load_runs
+from .instrument import Shape, ideal_bytes
 
 SUITES = [
     ("rmsnorm_fwd", "rms_norm", "forward", "RMSNormForward"),
@@ -29,8 +26,7 @@ SUITES = [
 PEERS = ["torch", "torch_compile", "liger", "quack", "flydsl"]
 
 
-def load(machine: str | None, commit: str | None):
-    base = ROOT / "results"
+def load(machine: str | None, commit: str | None, base: Path = ROOT / "results"):
     machines = [p for p in base.iterdir() if p.is_dir()] if base.is_dir() else []
     if machine:
         machines = [p for p in machines if p.name == machine]
@@ -49,8 +45,32 @@ def bench_figures(values, bench):
     return {params: v for (name, params), v in values.items() if name == bench}
 
 
-def us(v):
-    return "n/a" if v is None else f"{v * 1e6:.1f}"
+# the seed's columns, then what each table adds
+HEAD = ["op", "shape", "dtype", "Triton (us)", "Torch (us)", "Torch/Triton"]
+
+
+def us(seconds) -> str:
+    return "n/a" if seconds is None else f"{seconds * 1e6:.1f}"
+
+
+def seed_row(name: str, shape: Shape, ours, theirs) -> list[str]:
+    """The seed's cells of one case: Torch/Triton above 1 means ours is faster."""
+    ratio = f"{theirs / ours:.2f}x" if ours and theirs else "n/a"
+    return [name, f"{shape.m}x{shape.n}", shape.dtype, us(ours), us(theirs), ratio]
+
+
+def markdown(head, rows) -> str:
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    return "\n".join(lines + ["| " + " | ".join(r) + " |" for r in rows])
+
+
+def seed_table(rows, markdown_table=False) -> str:
+    """The seed PR's table of measured rows: (op name, Shape, ours seconds, torch seconds).
+    Tab-separated, or Markdown."""
+    cells = [seed_row(*row) for row in rows]
+    if markdown_table:
+        return markdown(HEAD, cells)
+    return "\n".join("\t".join(c) for c in [HEAD, *cells])
 
 
 def table(values, figure="track_time"):
@@ -58,8 +78,7 @@ def table(values, figure="track_time"):
     time (track_time, the seed's table, with Triton's and Torch's device-only times beside
     it) or device-only time (track_device_time, with Triton's bandwidth over ideal bytes)."""
     device = figure == "track_device_time"
-    head = ["op", "shape", "dtype", "Triton (us)", "Torch (us)", "Torch/Triton"]
-    head += [f"{p} (us)" for p in PEERS[1:]]
+    head = HEAD + [f"{p} (us)" for p in PEERS[1:]]
     head += ["Triton GB/s"] if device else ["Triton device (us)", "Torch device (us)"]
     rows, plot = [], []
     for name, op, phase, cls in SUITES:
@@ -69,8 +88,7 @@ def table(values, figure="track_time"):
         for case in cases:
             shape = Shape.from_label(case)
             ours, torch_t = times.get((case, "triton")), times.get((case, "torch"))
-            ratio = f"{torch_t / ours:.2f}x" if ours and torch_t else "n/a"
-            row = [name, f"{shape.m}x{shape.n}", shape.dtype, us(ours), us(torch_t), ratio]
+            row = seed_row(name, shape, ours, torch_t)
             row += [us(times.get((case, p))) for p in PEERS[1:]]
             if device:
                 row.append(f"{ideal_bytes(op, phase, shape) / ours / 1e9:.0f}" if ours else "n/a")
@@ -79,9 +97,7 @@ def table(values, figure="track_time"):
             rows.append(row)
             if ours and torch_t:
                 plot.append((f"{name} {case}", torch_t / ours))
-    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    lines += ["| " + " | ".join(r) + " |" for r in rows]
-    return "\n".join(lines), plot
+    return markdown(head, rows), plot
 
 
 def draw(plot, title, path):
@@ -104,14 +120,15 @@ def draw(plot, title, path):
     fig.savefig(path, dpi=110)
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--machine")
-    ap.add_argument("--commit")
-    ap.add_argument("--out", type=Path)
-    ap.add_argument("--no-plot", action="store_true")
-    args = ap.parse_args()
-    run = load(args.machine, args.commit)
+def main(argv=None):
+    ap = argument_parser(__spec__.name, __doc__)
+    ap.add_argument("--machine", help="default: the machine with the newest results")
+    ap.add_argument("--commit", help="a commit hash or its prefix; default: the newest")
+    ap.add_argument("--out", type=Path, help="also write report.md and report.png there")
+    ap.add_argument("--no-plot", action="store_true", help="with --out: no report.png")
+    ap.add_argument("--results", type=Path, default=ROOT / "results")
+    args = ap.parse_args(argv)
+    run = load(args.machine, args.commit, args.results)
     params = run["params"]
     title = (
         f"{params.get('machine')} ({params.get('gpu', '?')}), commit {run['commit_hash'][:8]}, "

@@ -1,7 +1,6 @@
-#!/usr/bin/env python
 """Load a published dashboard in headless Chromium with the network cut off, and check it.
 
-usage: check-dashboard HTML_DIR [--commit SHA] [--machines N] [--min-commits N]
+usage: python -m rmsnorm_bench.dashboard HTML_DIR [--commit SHA] [--machines N] [--min-commits N]
 
 Serves HTML_DIR on 127.0.0.1, sends every other request to a dead proxy, and checks that the
 page lists the benchmarks, draws a history graph (flot's canvas) whose data holds the commit
@@ -9,7 +8,6 @@ page lists the benchmarks, draws a history graph (flot's canvas) whose data hold
 least --machines machines. Exits non-zero, saying what is missing.
 """
 
-import argparse
 import functools
 import http.server
 import json
@@ -19,6 +17,8 @@ import sys
 import tempfile
 import threading
 from pathlib import Path
+
+from . import ROOT, argument_parser
 
 BENCH = "bench_rmsnorm.RMSNormBackward.track_time"
 
@@ -47,21 +47,22 @@ def dump_dom(chromium: str, url: str) -> str:
         ]  # fmt: skip
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     if out.returncode:
-        sys.exit(f"check-dashboard: chromium failed on {url}: {out.stderr[-2000:]}")
+        sys.exit(f"dashboard: chromium failed on {url}: {out.stderr[-2000:]}")
     return out.stdout
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("html_dir", type=Path)
-    ap.add_argument("--commit")
-    ap.add_argument("--machines", type=int, default=1)
-    ap.add_argument("--min-commits", type=int, default=1)
-    args = ap.parse_args()
-    commit = args.commit or subprocess.check_output(["git", "rev-parse", "HEAD"], text=True).strip()
+def main(argv=None) -> int:
+    ap = argument_parser(__spec__.name, __doc__)
+    ap.add_argument("html_dir", type=Path, help="a published dashboard")
+    ap.add_argument("--commit", help="a commit that must be shown (default: HEAD)")
+    ap.add_argument("--machines", type=int, default=1, help="machines it must offer (1)")
+    ap.add_argument("--min-commits", type=int, default=1, help="commits it must plot (1)")
+    args = ap.parse_args(argv)
+    head = ["git", "-C", str(ROOT), "rev-parse", "HEAD"]
+    commit = args.commit or subprocess.check_output(head, text=True).strip()
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
     if not chromium:
-        sys.exit("check-dashboard: chromium is not installed (Debian: apt-get install chromium)")
+        sys.exit("dashboard: chromium is not installed (Debian: apt-get install chromium)")
     problems = []
 
     index = json.loads((args.html_dir / "index.json").read_text())
@@ -95,12 +96,13 @@ def main():
     if missing or "machine" not in graph:
         problems.append(f"the graph page offers no selection of machine(s) {missing}")
     if problems:
-        sys.exit("check-dashboard: " + "; ".join(problems))
+        sys.exit("dashboard: " + "; ".join(problems))
     print(
-        f"check-dashboard: ok: benchmarks listed, graph drawn for {commit[:8]}, "
+        f"dashboard: ok: benchmarks listed, graph drawn for {commit[:8]}, "
         f"{len(points)} commit(s), machines {machines}"
     )
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -1,7 +1,9 @@
 """The instrument: shape matrix, inputs, peer adapters, validation and timing.
 
-Every suite, the report script and the opt-in pytest comparison use this one copy. It stays
-the same for every commit measured; the package under test is what changes.
+Every suite, the tools of this package and the opt-in pytest comparison use this one copy.
+It stays the same for every commit measured; the package under test is what changes: asv runs
+today's benchmarks/ against old commits, so this module imports nothing of rmsnorm_kernels
+at module level, and no torch either (asv's discovery imports the suites without them).
 
 Timing contract (the seed PR's): the public autograd call of each backend; the forward graph
 is built (and compiled) before timing; allocations, dweight zeroing and casts are inside the
@@ -12,9 +14,10 @@ Every backend's outputs and gradients are checked against the fp32 reference fir
 
 import math
 import os
-import re
 import time
 from dataclasses import dataclass, field
+
+from . import progress
 
 DEVICE_VAR = "RMSNORM_BENCH_DEVICE"
 FWD_SHAPES_VAR = "RMSNORM_BENCH_SHAPES"
@@ -50,9 +53,6 @@ SMOKE_SHAPES = [(1, 256, "bf16"), (16, 1000, "f32"), (3, 20000, "bf16")]
 BACKENDS = ["triton", "torch", "torch_compile", "liger", "quack", "flydsl"]
 # An ad-hoc run may measure fewer backends (the others are skipped): "triton,torch".
 BACKENDS_VAR = "RMSNORM_BENCH_BACKENDS"
-# A file that every case's progress line is appended to as it finishes (scripts/run shows
-# it live: asv prints a suite's set-up output only when the set-up fails).
-PROGRESS_VAR = "RMSNORM_BENCH_PROGRESS"
 OPS = ("rms_norm", "fused_add")
 EPS = 1e-6
 
@@ -189,7 +189,7 @@ def make_backend(name: str, op: str):
 # ---------------------------------------------------------------------------------------------
 
 
-def _torch_dtype(name):
+def torch_dtype(name):
     import torch
 
     return {"bf16": torch.bfloat16, "f16": torch.float16, "f32": torch.float32}[name]
@@ -222,7 +222,7 @@ def make_problem(op: str, shape: Shape, seed: int = 0) -> Problem:
     # Drawn on the benchmark device: on the CPU, the inputs of a 32768x8192 case took seconds
     # each, and every case makes them twice for each backend.
     g = torch.Generator(device=DEVICE).manual_seed(seed)
-    dtype = _torch_dtype(shape.dtype)
+    dtype = torch_dtype(shape.dtype)
 
     def rand(*size, scale=1.0, offset=0.0):
         t = torch.randn(*size, generator=g, device=DEVICE).mul_(scale).add_(offset)
@@ -268,7 +268,7 @@ def validate(fn, p: Problem) -> dict:
     torch.autograd.backward(outputs, [g.clone() for g in p.grads])  # clone: Liger writes dy
     got = [o.detach() for o in outputs] + [t.grad for t in p.leaves]
     p.clear_grads()
-    tol = reference.tolerance(_torch_dtype(p.shape.dtype))
+    tol = reference.tolerance(torch_dtype(p.shape.dtype))
     errors = {}
     for name, actual, exp in zip(names, got, expected, strict=True):
         if actual is None:
@@ -464,39 +464,14 @@ def measure_suite(op: str, phase: str, backends=BACKENDS, log=None) -> dict:
             m = measure_case(op, phase, shape, backend, c)
             results[(shape.label, backend)] = m
             status = m.skipped and "skipped" or m.failed and "FAILED" or "ok"
-            line = (
-                f"[{op} {phase} {i + 1}/{len(shapes)}] {shape.label} {backend}: {status}"
-                f" ({time.perf_counter() - t0:.1f} s)"
+            seconds = time.perf_counter() - t0
+            line = progress.line(
+                op, phase, i + 1, len(shapes), shape.label, backend, status, seconds
             )
             if log:
                 log(line)
-            if os.environ.get(PROGRESS_VAR):
-                with open(os.environ[PROGRESS_VAR], "a") as f:
-                    f.write(line + "\n")
+            progress.record(line)
     return results
-
-
-PROGRESS_LINE = re.compile(r"^\[(\S+) (\S+) \d+/\d+\] (\S+) (\S+): (\S+) \(([\d.]+) s\)$")
-
-
-def progress_summary(lines, top=8) -> str:
-    """Where a run's time went, from its progress lines: seconds per suite and backend, and
-    the slowest cases."""
-    cases = [m.groups() for m in map(PROGRESS_LINE.match, lines) if m]
-    if not cases:
-        return "no cases measured"
-    totals = {}
-    for op, phase, _, backend, status, sec in cases:
-        if status != "skipped":
-            totals[(op, phase, backend)] = totals.get((op, phase, backend), 0.0) + float(sec)
-    skipped = sum(c[4] == "skipped" for c in cases)
-    out = [f"{sum(float(c[5]) for c in cases):.0f} s in {len(cases)} cases ({skipped} skipped)"]
-    out.append("by suite and backend (cases not skipped):")
-    out += [f"  {op} {ph} {b}: {t:.1f} s" for (op, ph, b), t in totals.items()]
-    out.append("slowest cases:")
-    slowest = sorted(cases, key=lambda c: -float(c[5]))[:top]
-    out += [f"  {op} {ph} {label} {b}: {sec} s ({st})" for op, ph, label, b, st, sec in slowest]
-    return "\n".join(out)
 
 
 def median(samples) -> float:
@@ -519,21 +494,3 @@ def ideal_bytes(op: str, phase: str, shape: Shape) -> int:
         return tensors * mn * e + n * e + 4 * m
     tensors = 3 if op == "rms_norm" else 4  # dy, x, dx (+ d_residual_out)
     return tensors * mn * e + 2 * n * e + 4 * m
-
-
-def seed_table(rows, markdown=False) -> str:
-    """The seed PR's table. rows: (op, Shape, ours seconds, torch seconds)."""
-    head = ["op", "shape", "dtype", "Triton (us)", "Torch (us)", "Torch/Triton"]
-    lines = []
-    for op, shape, ours, theirs in rows:
-        ratio = f"{theirs / ours:.2f}x" if ours and theirs else "n/a"
-        cells = [op, f"{shape.m}x{shape.n}", shape.dtype, _us(ours), _us(theirs), ratio]
-        lines.append(cells)
-    if markdown:
-        out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-        return "\n".join(out + ["| " + " | ".join(c) + " |" for c in lines])
-    return "\n".join("\t".join(c) for c in [head] + lines)
-
-
-def _us(seconds) -> str:
-    return "n/a" if seconds is None else f"{seconds * 1e6:.1f}"

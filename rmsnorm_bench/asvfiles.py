@@ -1,7 +1,7 @@
 """Reading asv's files: its commented config, and the results of a machine.
 
-Imported by the Python scripts beside it; `python scripts/asvfiles.py conf-copy OUT KEY=VALUE...`,
-`conf-get CONF KEY` and `union-benchmarks RESULTS_DIR` serve the shell scripts.
+Imported by the other tools; `python -m rmsnorm_bench.asvfiles conf-copy OUT KEY=VALUE...`
+writes a copy of asv.conf.json with some keys changed, for the shell entry points.
 """
 
 import itertools
@@ -11,7 +11,7 @@ import re
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from . import ROOT, argument_parser
 
 
 def read_conf(path=ROOT / "asv.conf.json") -> dict:
@@ -72,24 +72,25 @@ def union_benchmarks(results_dir: Path) -> dict:
     return benchmarks
 
 
-def main(argv):
-    if argv[:1] == ["conf-copy"] and len(argv) >= 2:
-        conf = read_conf()
-        for item in argv[2:]:
-            key, _, value = item.partition("=")
-            conf[key] = value
-        Path(argv[1]).write_text(json.dumps(conf, indent=4))
-    elif argv[:1] == ["conf-get"] and len(argv) == 3:
-        print(read_conf(argv[1])[argv[2]])
-    elif argv[:1] == ["union-benchmarks"] and len(argv) == 2:
-        folder = Path(argv[1])
-        (folder / "benchmarks.json").write_text(json.dumps(union_benchmarks(folder), indent=4))
-    else:
-        sys.exit(
-            "usage: asvfiles.py conf-copy OUT KEY=VALUE... | conf-get CONF KEY"
-            " | union-benchmarks RESULTS_DIR"
-        )
+def write_conf(out: Path, changes: dict, conf: Path = ROOT / "asv.conf.json") -> None:
+    """A copy of asv's config with some keys changed. asv resolves the config's relative paths
+    from the config's folder: write the copy beside asv.conf.json."""
+    Path(out).write_text(json.dumps({**read_conf(conf), **changes}, indent=4))
+
+
+def main(argv=None) -> int:
+    ap = argument_parser(__spec__.name, __doc__)
+    sub = ap.add_subparsers(dest="command", required=True)
+    copy = sub.add_parser("conf-copy", help="write asv.conf.json with some keys changed")
+    copy.add_argument("out", type=Path)
+    copy.add_argument("changes", nargs="*", metavar="KEY=VALUE")
+    args = ap.parse_args(argv)
+    if not all("=" in item for item in args.changes):
+        ap.error("conf-copy takes KEY=VALUE pairs")
+    changes = dict(item.split("=", 1) for item in args.changes)
+    write_conf(args.out, changes)
+    return 0
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    sys.exit(main())

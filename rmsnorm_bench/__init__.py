@@ -1,0 +1,30 @@
+"""The performance tracker of rmsnorm_kernels: the instrument and the tools around asv.
+
+- ``instrument``: shape matrix, inputs, peer adapters, validation and timing (what the asv
+  suites in benchmarks/ measure with); ``progress``: the live log of a run.
+- ``asvfiles``: asv's config and results files; ``report``, ``regressions``, ``merge``,
+  ``publish`` (the offline dashboard) and ``dashboard`` (its check in a browser) read them.
+- ``machine`` and ``link_torch``: the machine's facts and asv's environment set-up.
+- GPU tuning aids: ``sweep``, ``copy_ceiling``, ``profile_host``, ``training_step``;
+  ``codegen`` compiles the kernels for sm_90 anywhere; ``validate`` checks results only.
+
+Each tool runs as ``python -m rmsnorm_bench.<tool>`` from the repository root (``--help``).
+This package is not part of the rmsnorm_kernels wheel: it measures that package, commit by
+commit, and stays the same while the package changes.
+"""
+
+import argparse
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def argument_parser(module: str, doc: str) -> argparse.ArgumentParser:
+    """The parser of a tool run as `python -m module`: its docstring is the help text, less
+    the paragraph that starts "usage:" (argparse writes that one from the arguments)."""
+    paragraphs = [p for p in doc.strip().split("\n\n") if not p.startswith("usage:")]
+    return argparse.ArgumentParser(
+        prog=f"python -m {module}",
+        description="\n\n".join(paragraphs),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )

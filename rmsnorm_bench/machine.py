@@ -1,0 +1,114 @@
+"""This machine's name and facts (GPU, driver, CUDA/ROCm, torch, Triton) for asv.
+
+usage: python -m rmsnorm_bench.machine [--machine NAME] [--gpu INDEX] [--register]
+
+Prints shell assignments that scripts/_env.sh evaluates: `machine` (NAME, by default the
+GPU's name, e.g. nvidia-h200, with -gpuINDEX for --gpu; "cpu-smoke" without a GPU),
+`device` (cuda, or cpu for the CPU smoke mode), `torch_site` (the site directories of this
+interpreter's torch, Triton and packages, which `link_torch` shows to asv's environment) and
+`facts` (JSON). --register writes the machine's entry in asv's machine file
+(~/.asv-machine.json, under a lock: runs side by side share it) before asv reads it: asv's
+`machine` field plus the facts, which asv records with every result and the dashboard offers
+as selectors.
+"""
+
+import fcntl
+import json
+import os
+import re
+import shlex
+import site
+import subprocess
+import sys
+from pathlib import Path
+
+from . import argument_parser
+
+NAME = re.compile(r"^[A-Za-z0-9._-]+$")
+
+
+def facts() -> dict:
+    """What asv records about this machine besides its name (all values strings)."""
+    import torch
+    import triton
+
+    info = {"torch": torch.__version__, "triton": triton.__version__}
+    if not torch.cuda.is_available():
+        info["gpu"] = "none"  # the CPU smoke mode: Triton's interpreter
+        info["gpu_count"] = "0"
+        return info
+    props = torch.cuda.get_device_properties(torch.cuda.current_device())
+    info["gpu"] = props.name
+    info["gpu_count"] = str(torch.cuda.device_count())
+    if torch.version.hip:
+        info["rocm"] = torch.version.hip
+    else:
+        info["cuda"] = torch.version.cuda
+        try:
+            smi = ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"]
+            info["driver"] = subprocess.run(smi, capture_output=True, text=True).stdout.split()[0]
+        except (OSError, IndexError):
+            info["driver"] = "unknown"
+    return info
+
+
+def default_name(info: dict, gpu: str | None = None) -> str:
+    """The GPU's name as a machine name (nvidia-h200), one per GPU index given."""
+    if info["gpu_count"] == "0":
+        return "cpu-smoke"
+    name = re.sub("[^a-z0-9]+", "-", info["gpu"].lower()).strip("-")
+    return f"{name}-gpu{gpu}" if gpu else name
+
+
+def torch_site() -> list[str]:
+    """The site directories of torch, Triton and this interpreter, in that order of need."""
+    import torch
+    import triton
+
+    dirs = {os.path.dirname(os.path.dirname(m.__file__)) for m in (torch, triton)}
+    dirs.update(site.getsitepackages())
+    return sorted(dirs)
+
+
+def register(name: str, info: dict, path: Path | None = None) -> dict:
+    """Write `name`'s entry in asv's machine file: what is there, updated with the facts."""
+    from asv.machine import MachineCollection
+
+    path = Path(path or MachineCollection.get_machine_file_path())
+    with open(f"{path}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        known = json.loads(path.read_text()) if path.is_file() else {}
+        entry = {**known.get(name, {}), "machine": name, **info}
+        MachineCollection.save(name, entry, _path=str(path))
+    return entry
+
+
+def main(argv=None) -> int:
+    ap = argument_parser(__spec__.name, __doc__)
+    ap.add_argument("--machine", help="default: the GPU's name, cpu-smoke without one")
+    ap.add_argument("--gpu", help="the index of the GPU a run uses (CUDA_VISIBLE_DEVICES)")
+    ap.add_argument("--register", action="store_true", help="write asv's machine file")
+    args = ap.parse_args(argv)
+    if args.gpu and not args.gpu.isdigit():
+        ap.error(f"--gpu takes a GPU index, got {args.gpu!r}")
+    if args.machine and not NAME.match(args.machine):
+        ap.error(f"machine name {args.machine!r} may hold letters, digits, '.', '_' and '-' only")
+    info = facts()
+    if args.gpu:
+        info["gpu_index"] = args.gpu
+    name = args.machine or default_name(info, args.gpu)
+    if args.register:
+        entry = register(name, info)
+        print(f"machine {name}: {json.dumps(entry)}", file=sys.stderr)
+    values = {
+        "machine": name,
+        "device": "cpu" if info["gpu_count"] == "0" else "cuda",
+        "torch_site": os.pathsep.join(torch_site()),
+        "facts": json.dumps(info),
+    }
+    print("\n".join(f"{key}={shlex.quote(value)}" for key, value in values.items()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

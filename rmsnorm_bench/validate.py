@@ -1,0 +1,43 @@
+"""Check rms_norm and fused_add_rms_norm (output, residual_out and every gradient) against the
+fp32 reference, without timing anything.
+
+usage: python -m rmsnorm_bench.validate
+
+The seed PR's six shapes on a GPU, the CPU smoke mode's small shapes elsewhere (Triton's
+interpreter). Exits 1 on any wrong result.
+"""
+
+import os
+import sys
+
+from . import argument_parser
+
+
+def main(argv=None) -> int:
+    argument_parser(__spec__.name, __doc__).parse_args(argv)
+    import torch
+
+    if not torch.cuda.is_available():
+        # before the instrument (and so Triton) is imported: the CPU smoke mode
+        os.environ.setdefault("RMSNORM_BENCH_DEVICE", "cpu")
+    from . import instrument
+
+    cpu = instrument.DEVICE == "cpu"
+    shapes = instrument.SMOKE_SHAPES if cpu else instrument.DEFAULT_SHAPES[:6]
+    failed = 0
+    print(f"device: {instrument.DEVICE}; largest absolute error against the fp32 reference")
+    for op in instrument.OPS:
+        fn = instrument.make_backend("triton", op)
+        for shape in (instrument.Shape(*s) for s in shapes):
+            try:
+                errors = instrument.validate(fn, instrument.make_problem(op, shape))
+                detail = "  ".join(f"{k} {v:.2e}" for k, v in errors.items())
+                print(f"ok    {op:9} {shape.label:16} {detail}")
+            except AssertionError as e:
+                failed += 1
+                print(f"WRONG {op:9} {shape.label:16} {e}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
