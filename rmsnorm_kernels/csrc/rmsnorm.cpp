@@ -19,6 +19,7 @@
 #include <dlfcn.h>
 
 #include <array>
+#include <cstdio>
 #include <mutex>
 #include <numeric>
 #include <unordered_map>
@@ -29,6 +30,27 @@ using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
 namespace {
+
+// Error messages are built here, with std::to_string and snprintf, and handed to TORCH_CHECK
+// as one string: on an H200 machine's toolchain, c10::str's stream formatting of an integer
+// inside this extension crashed the process (a segfault in the error path).
+void append(std::string& s, const char* v) { s += v; }
+void append(std::string& s, const std::string& v) { s += v; }
+void append(std::string& s, int64_t v) { s += std::to_string(v); }
+void append(std::string& s, int v) { s += std::to_string(v); }
+void append(std::string& s, double v) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%g", v);
+  s += buffer;
+}
+void append(std::string& s, const c10::Device& v) { s += v.str(); }
+
+template <typename... Parts>
+std::string cat(const Parts&... parts) {
+  std::string s;
+  (append(s, parts), ...);
+  return s;
+}
 
 // ------------------------------------------------------------------------------------------
 // The CUDA driver API, looked up in libcuda at run time: the extension links no CUDA
@@ -69,8 +91,8 @@ struct Driver {
     if (result == 0) return;
     const char* message = "unknown error";
     get_error_string(result, &message);
-    TORCH_CHECK(false, "rmsnorm_kernels: ", what, " failed: ", message, " (CUDA error ", result,
-                ")");
+    TORCH_CHECK(false,
+                cat("rmsnorm_kernels: ", what, " failed: ", message, " (CUDA error ", result, ")"));
   }
 };
 
@@ -353,46 +375,49 @@ bool float_dtype(at::ScalarType t) {
 }
 
 void check_x(const char* name, const Tensor& x) {
-  TORCH_CHECK_TYPE(float_dtype(x.scalar_type()), name, " has dtype ", dtype_str(x.scalar_type()),
-                   "; expected float32, float16 or bfloat16");
-  TORCH_CHECK_VALUE(x.dim() > 0, name,
-                    " must have at least one dimension (the normalised one)");
-  TORCH_CHECK_VALUE(x.size(-1) > 0, name,
-                    " has an empty last dimension; there is nothing to normalise");
+  TORCH_CHECK_TYPE(float_dtype(x.scalar_type()),
+                   cat(name, " has dtype ", dtype_str(x.scalar_type()),
+                       "; expected float32, float16 or bfloat16"));
+  TORCH_CHECK_VALUE(x.dim() > 0, cat(name,
+                    " must have at least one dimension (the normalised one)"));
+  TORCH_CHECK_VALUE(x.size(-1) > 0, cat(name,
+                    " has an empty last dimension; there is nothing to normalise"));
   if (x.is_cuda()) return;
-  TORCH_CHECK_VALUE(x.is_cpu(), name, " is on ", x.device(),
-                    "; rmsnorm_kernels runs on CUDA/ROCm GPUs");
-  TORCH_CHECK_VALUE(constants.interpreting, name,
+  TORCH_CHECK_VALUE(x.is_cpu(), cat(name, " is on ", x.device(),
+                    "; rmsnorm_kernels runs on CUDA/ROCm GPUs"));
+  TORCH_CHECK_VALUE(constants.interpreting, cat(name,
                     " is a CPU tensor but Triton's interpreter is off; move it to a GPU, or set "
                     "TRITON_INTERPRET=1 before importing rmsnorm_kernels to run the kernels on "
-                    "the CPU");
+                    "the CPU"));
 }
 
 void check_weight(const std::optional<Tensor>& weight, const Tensor& x) {
   if (!weight) return;
   const Tensor& w = *weight;
   int64_t n = x.size(-1);
-  TORCH_CHECK_VALUE(w.dim() == 1 && w.size(0) == n, "weight has shape ", shape_str(w.sizes()),
-                    "; expected (", n, ",) to match x's last dimension");
+  TORCH_CHECK_VALUE(w.dim() == 1 && w.size(0) == n,
+                    cat("weight has shape ", shape_str(w.sizes()), "; expected (", n,
+                        ",) to match x's last dimension"));
   TORCH_CHECK_TYPE(w.scalar_type() == x.scalar_type() || w.scalar_type() == at::kFloat,
-                   "weight has dtype ", dtype_str(w.scalar_type()), "; expected ",
-                   dtype_str(x.scalar_type()), " (x's) or float32");
-  TORCH_CHECK_VALUE(w.device() == x.device(), "weight is on ", w.device(), " but x is on ",
-                    x.device());
+                   cat("weight has dtype ", dtype_str(w.scalar_type()), "; expected ",
+                       dtype_str(x.scalar_type()), " (x's) or float32"));
+  TORCH_CHECK_VALUE(w.device() == x.device(), cat("weight is on ", w.device(), " but x is on ",
+                    x.device()));
 }
 
 void check_residual(const Tensor& residual, const Tensor& x) {
-  TORCH_CHECK_VALUE(residual.sizes() == x.sizes(), "residual has shape ",
-                    shape_str(residual.sizes()), "; expected x's shape ", shape_str(x.sizes()));
-  TORCH_CHECK_TYPE(residual.scalar_type() == x.scalar_type(), "residual has dtype ",
+  TORCH_CHECK_VALUE(residual.sizes() == x.sizes(), cat("residual has shape ",
+                    shape_str(residual.sizes()), "; expected x's shape ", shape_str(x.sizes())));
+  TORCH_CHECK_TYPE(residual.scalar_type() == x.scalar_type(), cat("residual has dtype ",
                    dtype_str(residual.scalar_type()), "; expected x's dtype ",
-                   dtype_str(x.scalar_type()));
-  TORCH_CHECK_VALUE(residual.device() == x.device(), "residual is on ", residual.device(),
-                    " but x is on ", x.device());
+                   dtype_str(x.scalar_type())));
+  TORCH_CHECK_VALUE(residual.device() == x.device(), cat("residual is on ", residual.device(),
+                    " but x is on ", x.device()));
 }
 
 void check_eps(double eps) {
-  TORCH_CHECK_VALUE(eps >= 0, "eps must be a non-negative number, got ", eps);  // NaN fails too
+  // NaN fails the comparison too
+  TORCH_CHECK_VALUE(eps >= 0, cat("eps must be a non-negative number, got ", eps));
 }
 
 // A 2-D [M, N] view of t: a copy only when its last dimension is not contiguous.
@@ -459,10 +484,9 @@ std::tuple<Tensor, Tensor> backward(const Tensor& dy_in, const Tensor& x_in,
                                     const std::optional<Tensor>& weight_in, const Tensor& rstd,
                                     const std::optional<Tensor>& dres_in, bool compute_dw) {
   check_x("x", x_in);
-  TORCH_CHECK_VALUE(dy_in.sizes() == x_in.sizes() && dy_in.scalar_type() == x_in.scalar_type(),
-                    "the output gradient has shape ", shape_str(dy_in.sizes()), " and dtype ",
+  TORCH_CHECK_VALUE(dy_in.sizes() == x_in.sizes() && dy_in.scalar_type() == x_in.scalar_type(), cat("the output gradient has shape ", shape_str(dy_in.sizes()), " and dtype ",
                     dtype_str(dy_in.scalar_type()), "; expected x's ", shape_str(x_in.sizes()),
-                    " and ", dtype_str(x_in.scalar_type()));
+                    " and ", dtype_str(x_in.scalar_type())));
   if (dres_in) check_residual(*dres_in, x_in);
   check_weight(weight_in, x_in);
   c10::OptionalDeviceGuard guard;
@@ -589,9 +613,8 @@ std::tuple<Tensor, Tensor> rms_norm_bwd_autograd(const Tensor& dy, const Tensor&
   bool grad_in = dy.requires_grad() || x.requires_grad() ||
                  (weight && weight->requires_grad()) ||
                  (d_residual_out && d_residual_out->requires_grad());
-  TORCH_CHECK(!(grad_in && torch::autograd::GradMode::is_enabled()),
-              "rmsnorm_kernels: double backward (create_graph=True) is not supported; use "
-              "torch.nn.functional.rms_norm where second derivatives are needed");
+  TORCH_CHECK(!(grad_in && torch::autograd::GradMode::is_enabled()), cat("rmsnorm_kernels: double backward (create_graph=True) is not supported; use "
+              "torch.nn.functional.rms_norm where second derivatives are needed"));
   at::AutoDispatchBelowADInplaceOrView below;
   static auto bwd = op<BackwardSignature>("rmsnorm_kernels::rms_norm_bwd");
   return bwd.call(dy, x, weight, rstd, d_residual_out, compute_dw);
@@ -662,9 +685,9 @@ std::tuple<Tensor, Tensor, Tensor> fused_add_rms_norm_fwd_autograd(
 
 // torch.vmap: no batching rule; say so instead of failing inside the generic fallback.
 void vmap_unsupported(const c10::OperatorHandle& op, torch::jit::Stack*) {
-  TORCH_CHECK_NOT_IMPLEMENTED(false, "rmsnorm_kernels does not support torch.vmap (",
+  TORCH_CHECK_NOT_IMPLEMENTED(false, cat("rmsnorm_kernels does not support torch.vmap (",
                               op.schema().name(), "); apply it to the batched tensor directly: "
-                              "it normalises the last dimension of inputs of any rank");
+                              "it normalises the last dimension of inputs of any rank"));
 }
 
 }  // namespace
