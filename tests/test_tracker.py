@@ -27,6 +27,7 @@ from rmsnorm_bench import instrument as common
 COLUMNS = ["result", "params", "version", "started_at", "duration"]
 TOOLS = [
     "asvfiles",
+    "asvrun",
     "codegen",
     "copy_ceiling",
     "dashboard",
@@ -38,6 +39,7 @@ TOOLS = [
     "publish",
     "regressions",
     "report",
+    "store",
     "sweep",
     "training_step",
     "validate",
