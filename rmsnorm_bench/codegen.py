@@ -14,7 +14,6 @@ few rows of 2048 and 4096, and rows past one block):
 Triton has no CUDA backend to compile with (e.g. a ROCm build).
 """
 
-import dataclasses
 import os
 import re
 import sys
@@ -32,9 +31,10 @@ ROWS = {  # the pointer arguments of each kernel that hold rows, and the other p
 NARROW_ACCESS = re.compile(r"\b(?:ld|st)\.global[.\w:]*\.(?:b16|u16|s16)\b")
 
 
-def compile_variant(kernel_name: str, options: dict):
-    """The kernel compiled for sm_90 with the launcher's constexprs and bf16 rows; every other
-    run-time argument is a 32-bit integer (eps a float), as the direct launch passes them."""
+def compile_variant(kernel_name: str, options: dict, absent=()):
+    """The kernel compiled for sm_90 with the plan's constexprs and bf16 rows; the ``absent``
+    operands are None (constexprs), every other run-time argument a 32-bit integer (eps a
+    float), as a call with fresh, aligned tensors passes them."""
     import triton
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
@@ -44,6 +44,8 @@ def compile_variant(kernel_name: str, options: dict):
     kernel = getattr(_kernels, kernel_name)
     options = dict(options)
     num_warps = options.pop("num_warps")
+    fp_fusion = options.pop("enable_fp_fusion", True)
+    options.update(dict.fromkeys(absent))
     rows, others = ROWS[kernel_name]
     names = kernel.arg_names
     signature = {}
@@ -64,7 +66,8 @@ def compile_variant(kernel_name: str, options: dict):
         attrs={(i,): [["tt.divisibility", 16]] for i in pointers},  # fresh allocations
     )
     target = GPUTarget("cuda", 90, 32)
-    return triton.compile(src, target=target, options={"num_warps": num_warps})
+    compile_options = {"num_warps": num_warps, "enable_fp_fusion": fp_fusion}
+    return triton.compile(src, target=target, options=compile_options)
 
 
 def tile_conversions(ttgir: str, block_m: int, block_n: int) -> list[str]:
@@ -75,53 +78,54 @@ def tile_conversions(ttgir: str, block_m: int, block_n: int) -> list[str]:
     ]
 
 
-def multi_row_tile(config):
+def multi_row_tile(tile):
     """The backward tile whose layout is checked: only a tile of several rows can take the
     layout of a per-row tensor."""
-    return (config.block_m, config.block_n) if config.block_m > 1 else None
+    return (tile.block_m, tile.block_n) if tile.block_m > 1 else None
 
 
 def variants():
-    """(name, kernel name, options, tile shape to check for layout conversions or None)."""
+    """(name, kernel name, options, absent operands, tile shape to check for layout
+    conversions or None), from the plans the package uses."""
     import torch
 
-    from rmsnorm_kernels import _config
+    from rmsnorm_kernels import _config, _plan
     from rmsnorm_kernels._config import RowConfig
 
-    cpu = torch.device("cpu")  # the launchers' heuristics, without asking a GPU for its SMs
+    cpu = torch.device("cpu")  # the plans' heuristics, without asking a GPU for its SMs
     bf16 = torch.bfloat16
     fwd_kernel, bwd_kernel = "_rms_norm_fwd_kernel", "_rms_norm_bwd_kernel"
+    # the fused backward with a gradient of residual_out and dweight partials to sum
+    flags = _plan.HAS_DRES | _plan.REDUCE_DW
+    one_block = ("DW", "DOT")  # absent there: dweight is summed by the reduction; no row-dot
     for n, align in ((4096, 16), (3000, 8), (1000, 8)):  # 1000: short rows (SHORT_ROW_N)
-        bucket = _config.shape_bucket(n)
-        fwd = _config.forward_launcher(bucket, bf16, bf16, True, cpu)
-        yield f"fused forward, N={n}", fwd_kernel, fwd.options(align), None
+        bucket = _plan.bucket_of(n)
+        fwd = _plan.forward_plan(bucket, bf16, bf16, True, cpu)
+        yield f"fused forward, N={n}", fwd_kernel, fwd.main.launch.options(align), (), None
         name = f"fused forward, N={n}, few rows"
-        yield name, fwd_kernel, fwd.few_rows.options(align), None
-        bwd = _config.backward_launcher(bucket, bf16, bf16, True, cpu)
-        tile = multi_row_tile(bwd.config)
-        yield f"backward, N={n}", bwd_kernel, bwd.options(align), tile
+        yield name, fwd_kernel, fwd.few.launch.options(align), (), None
+        bwd = _plan.backward_plan(bucket, bf16, bf16, True, cpu).main
+        options = bwd.launch.options(align, flags)
+        yield f"backward, N={n}", bwd_kernel, options, one_block, multi_row_tile(bwd)
     for n in (2048, 4096):  # the backward of few rows (FEW_ROWS_TILE_BYTES)
-        few = _config.backward_launcher(n, bf16, bf16, True, cpu).few_rows
-        tile = multi_row_tile(few.config)
-        yield f"backward, N={n}, few rows", bwd_kernel, few.options(16), tile
-    for stream in (False, True):  # rows past one block, and from STREAM_MIN_N on
-        fwd = _config.forward_launcher(0, bf16, bf16, True, cpu, stream)
-        name = f"fused forward, chunked rows{', streamed' if stream else ''}"
-        yield name, fwd_kernel, fwd.options(16), None
-    bwd = _config.backward_launcher(0, bf16, bf16, True, cpu)
+        few = _plan.backward_plan(n, bf16, bf16, True, cpu).few
+        options = few.launch.options(16, flags)
+        yield f"backward, N={n}, few rows", bwd_kernel, options, one_block, multi_row_tile(few)
+    for bucket in (0, -1):  # rows past one block, and from STREAM_MIN_N on
+        fwd = _plan.forward_plan(bucket, bf16, bf16, True, cpu).main
+        name = f"fused forward, chunked rows{', streamed' if bucket < 0 else ''}"
+        yield name, fwd_kernel, fwd.launch.options(16), (), None
+    plan = _plan.backward_plan(0, bf16, bf16, True, cpu)
     # as configured, and on column blocks of 4096, where a block holds two bf16 rows
     two_rows = RowConfig.from_heuristic(4096, _config.BACKWARD_TILE_BYTES // bf16.itemsize)
-    for split in (bwd, dataclasses.replace(bwd, config=two_rows)):
-        c = split.config
-        name = f"split backward, {c.block_m}x{c.block_n} blocks"
-        yield name, bwd_kernel, split.options(16), multi_row_tile(c)
+    split_two_rows = _plan._backward_launch(two_rows, True, True, True)
+    for split in (plan.main, split_two_rows):
+        name = f"split backward, {split.block_m}x{split.block_n} blocks"
+        options = split.launch.options(16, flags)
+        yield name, bwd_kernel, options, ("DW",), multi_row_tile(split)
     for align in (16, 8):
-        yield (
-            f"row-dot pass, ALIGN={align}",
-            "_row_dot_kernel",
-            bwd.row_dot_options(align),
-            None,
-        )
+        name = f"row-dot pass, ALIGN={align}"
+        yield name, "_row_dot_kernel", plan.row_dot.options(align), (), None
 
 
 def check(show: bool) -> int:
@@ -131,9 +135,9 @@ def check(show: bool) -> int:
         print(f"codegen: this Triton has no CUDA backend ({sorted(backends)})", file=sys.stderr)
         return 3
     failures, compiled_count = [], 0
-    for name, kernel, options, tile in variants():
+    for name, kernel, options, absent, tile in variants():
         compiled_count += 1
-        compiled = compile_variant(kernel, options)
+        compiled = compile_variant(kernel, options, absent)
         ptx, ttgir = compiled.asm["ptx"], compiled.asm["ttgir"]
         narrow = NARROW_ACCESS.findall(ptx)
         wide = len(re.findall(r"\b(?:ld|st)\.global[.\w:]*\.v4\.", ptx))

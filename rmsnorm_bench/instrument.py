@@ -169,37 +169,93 @@ def make_backend(name: str, op: str):
         torch._dynamo.reset()
         return torch.compile(_torch_eager(op), dynamic=False)
     if name == "liger":
-        if op != "rms_norm":
-            raise Unavailable("Liger-Kernel is measured for plain RMSNorm only")
-        try:
+        return _liger(op)
+    if name == "quack":
+        return _quack(op)
+    if name == "flydsl":
+        if torch.version.hip is None:
+            raise Unavailable("FlyDSL runs on ROCm GPUs only")
+        return _flydsl(op)
+    raise ValueError(f"unknown backend {name!r}; expected one of {', '.join(BACKENDS)}")
+
+
+def _liger(op):
+    """Liger-Kernel 0.8.5's autograd Functions, with its nn.Module drop-ins' defaults.
+
+    liger_kernel/ops/rms_norm.py: LigerRMSNormFunction.apply(X, W, eps, offset, casting_mode,
+    in_place, row_mode) -> Y. liger_kernel/ops/fused_add_rms_norm.py:
+    LigerFusedAddRMSNormFunction.apply(X, R, W, eps, offset, casting_mode, in_place) -> (Y, S),
+    S = X + R in X's dtype (our residual_out), Y the norm of S. Offset 0 and casting mode
+    "llama" (rstd in fp32, x * rstd cast back to x's dtype before the weight) compute our
+    function; that cast rounds once more than our kernels do, within the dtype's tolerance.
+    """
+    try:
+        if op == "rms_norm":
             from liger_kernel.ops.rms_norm import LigerRMSNormFunction
-        except ImportError as e:
-            raise Unavailable(f"Liger-Kernel is not installed ({e})") from None
+        else:
+            from liger_kernel.ops.fused_add_rms_norm import LigerFusedAddRMSNormFunction
+    except ImportError as e:
+        raise Unavailable(f"Liger-Kernel is not installed ({e})") from None
+    if op == "rms_norm":
         # LigerRMSNorm's defaults: offset 0, casting mode "llama", in-place backward
         return lambda x, w: LigerRMSNormFunction.apply(x, w, EPS, 0.0, "llama", True)
-    if name == "quack":
-        try:
-            from quack import rmsnorm as quack_rmsnorm
-        except ImportError as e:
-            raise Unavailable(f"quack (CuTe DSL) is not installed ({e})") from None
-        if op == "rms_norm":
-            return lambda x, w: quack_rmsnorm(x, w, eps=EPS)
-        return lambda x, r, w: quack_rmsnorm(x, w, residual=r, eps=EPS, prenorm=True)
-    if name == "flydsl":
-        if torch.version.hip is None or not os.environ.get("FLYDSL_ROOT"):
-            raise Unavailable("FlyDSL runs on ROCm GPUs with FLYDSL_ROOT naming a checkout")
-        import sys
+    # LigerFusedAddRMSNorm's defaults: offset 0, casting mode "llama", in_place=False (its
+    # backward writes dx to a new tensor, not over dy)
+    return lambda x, r, w: LigerFusedAddRMSNormFunction.apply(x, r, w, EPS, 0.0, "llama", False)
 
-        sys.path.insert(0, os.environ["FLYDSL_ROOT"])
-        try:
-            from kernels.rmsnorm import fused_add_rms_norm as fly_fused
-            from kernels.rmsnorm import rms_norm as fly_rms
-        except ImportError as e:
-            raise Unavailable(f"FlyDSL's RMSNorm could not be imported ({e})") from None
-        if op == "rms_norm":
-            return lambda x, w: fly_rms(x, w, EPS)
-        return lambda x, r, w: fly_fused(x, r, w, EPS)
-    raise ValueError(f"unknown backend {name!r}; expected one of {', '.join(BACKENDS)}")
+
+def _quack(op):
+    """quack-kernels 0.6.5 (quack/rmsnorm.py): rmsnorm(x, weight=None, bias=None, residual=None,
+    out_dtype=None, residual_dtype=None, eps=1e-6, prenorm=False, weight_offset=0.0), autograd
+    included. With a residual and prenorm=True it returns (out, residual_out), residual_out =
+    x + residual in residual's dtype; the norm is taken of the fp32 sum. (`rmsnorm_fwd` is
+    its forward alone, without autograd: not the public call.)"""
+    import inspect
+
+    try:
+        from quack.rmsnorm import rmsnorm
+    except (ImportError, OSError, RuntimeError) as e:  # also: cutlass or CUDA libs missing
+        raise Unavailable(f"quack (CuTe DSL) is not installed or does not load ({e})") from None
+    if op == "rms_norm":
+        return lambda x, w: rmsnorm(x, w, eps=EPS)
+    if not {"residual", "prenorm"} <= inspect.signature(rmsnorm).parameters.keys():
+        raise Unavailable("this quack's rmsnorm takes no residual (quack-kernels 0.6.5 does)")
+    return lambda x, r, w: rmsnorm(x, w, residual=r, eps=EPS, prenorm=True)
+
+
+def _flydsl(op):
+    """FlyDSL's public autograd entry points, from a checkout named by FLYDSL_ROOT (its
+    `kernels/` is not part of the installed `flydsl` package, which they need too).
+
+    kernels/norm/rmsnorm_kernel.py: rmsnorm(x, weight=None, eps=EPS) -> out and
+    fused_add_rmsnorm(x, residual, weight, eps=EPS, prenorm=True) -> (out, residual_out),
+    the calls of its own test_rmsnorm_backward_torch_benchmark. Their default eps is 1e-5:
+    ours is passed. Both exist only where torch imports.
+    """
+    import sys
+    from pathlib import Path
+
+    root = os.environ.get("FLYDSL_ROOT")
+    if not root:
+        raise Unavailable("FlyDSL needs FLYDSL_ROOT naming a checkout of it")
+    if root not in sys.path:
+        sys.path.insert(0, root)
+    try:
+        import kernels
+
+        # another package named `kernels` (e.g. Hugging Face's) may have been imported first
+        found = Path(kernels.__file__ or next(iter(kernels.__path__))).resolve()
+        if not found.is_relative_to(Path(root).resolve()):
+            raise Unavailable(f"`kernels` was imported from {found}, not from FLYDSL_ROOT={root}")
+        from kernels.norm.rmsnorm_kernel import fused_add_rmsnorm, rmsnorm
+    except ImportError as e:
+        raise Unavailable(
+            f"FlyDSL's kernels/norm/rmsnorm_kernel.py could not be imported from "
+            f"FLYDSL_ROOT={root} ({e})"
+        ) from None
+    if op == "rms_norm":
+        return lambda x, w: rmsnorm(x, w, eps=EPS)
+    return lambda x, r, w: fused_add_rmsnorm(x, r, w, eps=EPS, prenorm=True)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -1,13 +1,19 @@
 """The seed's table (op, shape, dtype, Triton us, Torch us, Torch/Triton) from asv results.
 
 usage: python -m rmsnorm_bench.report [--machine NAME] [--commit SHA] [--out DIR] [--no-plot]
+                                      [--copy-ceiling GB/s]
 
 Reads results/<machine>/ (default: the machine with the newest results), takes the newest
 commit there (or --commit), and prints two Markdown tables of every case of the four suites:
 the public-call time of Triton and of each peer with Torch/Triton (the seed's table; Triton's
 and Torch's device-only times beside it), then the device-only time of every backend, with
-Triton's bandwidth over ideal bytes. With --out it also writes report.md and report.png (the
-public-call ratios) there.
+Triton's bandwidth over ideal bytes and every backend's percentage of the copy ceiling. With
+--out it also writes report.md and report.png (the public-call ratios) there.
+
+The copy ceiling is what a plain copy reaches on the machine, in GB/s of bytes read +
+written; a backend's percentage is its ideal bytes (instrument.ideal_bytes) per device time
+against it. --copy-ceiling gives it; by default it is COPY_CEILING_GBPS's value for the
+machine, and where none is known the percentages are n/a.
 """
 
 import subprocess
@@ -25,6 +31,9 @@ SUITES = [
     ("fused_add_bwd", "fused_add", "backward", "FusedAddRMSNormBackward"),
 ]
 PEERS = ["torch", "torch_compile", "liger", "quack", "flydsl"]
+# Copy ceilings (GB/s, bytes read + written) by machine name. nvidia-h200: `b.copy_(a)` of
+# 1 GiB reached about 4,200 GB/s (shared/anchors/h200-peers.md; `copy_ceiling` gives 4,250).
+COPY_CEILING_GBPS = {"nvidia-h200": 4200.0}
 
 
 def load(machine: str | None, commit: str | None, base: Path = ROOT / "results"):
@@ -98,13 +107,25 @@ def seed_table(rows, markdown_table=False) -> str:
     return "\n".join("\t".join(c) for c in [HEAD, *cells])
 
 
-def table(values, figure="track_time"):
+def percent_of_ceiling(nbytes, seconds, ceiling_gbps) -> str:
+    """Bandwidth over ideal bytes as a percentage of the copy ceiling; n/a without either."""
+    if not seconds or not ceiling_gbps:
+        return "n/a"
+    return f"{nbytes / seconds / 1e9 / ceiling_gbps * 100:.0f}%"
+
+
+def table(values, figure="track_time", ceiling_gbps=None):
     """The seed's columns for one figure of a run's values (asvfiles.figures): public-call
     time (track_time, the seed's table, with Triton's and Torch's device-only times beside
-    it) or device-only time (track_device_time, with Triton's bandwidth over ideal bytes)."""
+    it) or device-only time (track_device_time, with Triton's bandwidth over ideal bytes and
+    each backend's percentage of the copy ceiling `ceiling_gbps`, n/a where it is None)."""
     device = figure == "track_device_time"
     head = HEAD + [f"{p} (us)" for p in PEERS[1:]]
-    head += ["Triton GB/s"] if device else ["Triton device (us)", "Torch device (us)"]
+    backends = ["triton", *PEERS]
+    if device:
+        head += ["Triton GB/s"] + [f"{b} % of copy" for b in backends]
+    else:
+        head += ["Triton device (us)", "Torch device (us)"]
     rows, plot = [], []
     for name, op, phase, cls in SUITES:
         times = bench_figures(values, f"bench_rmsnorm.{cls}.{figure}")
@@ -116,7 +137,11 @@ def table(values, figure="track_time"):
             row = seed_row(name, shape, ours, torch_t)
             row += [us(times.get((case, p))) for p in PEERS[1:]]
             if device:
-                row.append(f"{ideal_bytes(op, phase, shape) / ours / 1e9:.0f}" if ours else "n/a")
+                nbytes = ideal_bytes(op, phase, shape)
+                row.append(f"{nbytes / ours / 1e9:.0f}" if ours else "n/a")
+                row += [
+                    percent_of_ceiling(nbytes, times.get((case, b)), ceiling_gbps) for b in backends
+                ]
             else:
                 row += [us(device_times.get((case, b))) for b in ("triton", "torch")]
             rows.append(row)
@@ -152,20 +177,34 @@ def main(argv=None):
     ap.add_argument("--out", type=Path, help="also write report.md and report.png there")
     ap.add_argument("--no-plot", action="store_true", help="with --out: no report.png")
     ap.add_argument("--results", type=Path, default=ROOT / "results")
+    ap.add_argument(
+        "--copy-ceiling",
+        type=float,
+        metavar="GB/s",
+        help="the machine's copy bandwidth (bytes read + written), against which the device "
+        "table gives each backend's percentage; default: the machine's in COPY_CEILING_GBPS "
+        f"({', '.join(f'{m} {v:,.0f}' for m, v in COPY_CEILING_GBPS.items())}), else none",
+    )
     args = ap.parse_args(argv)
+    if args.copy_ceiling is not None and not args.copy_ceiling > 0:
+        ap.error(f"--copy-ceiling: expected GB/s above 0, got {args.copy_ceiling}")
     run = load(args.machine, args.commit, args.results)
     params = run["params"]
+    ceiling = args.copy_ceiling or COPY_CEILING_GBPS.get(params.get("machine"))
     title = (
         f"{params.get('machine')} ({params.get('gpu', '?')}), commit {run['commit_hash'][:8]}, "
         f"torch {params.get('torch', '?')}, triton {params.get('triton', '?')}"
     )
     values = figures(run, measured_only=False)
     public, plot = table(values)
-    device, _ = table(values, "track_device_time")
+    device, _ = table(values, "track_device_time", ceiling)
+    against = f"{ceiling:,.0f} GB/s" if ceiling else "none known: --copy-ceiling GB/s"
     md = (
         f"{title}\n\nPublic call (the seed's contract: autograd call, 100 back-to-back calls "
         f"between CUDA events; median of 10 samples):\n\n{public}\n\n"
-        f"Device only (the same call replayed from a CUDA graph: no host time):\n\n{device}"
+        f"Device only (the same call replayed from a CUDA graph: no host time; "
+        f"% of copy: ideal bytes per device time against the copy ceiling, {against}):"
+        f"\n\n{device}"
     )
     print(md)
     if args.out:

@@ -83,7 +83,12 @@ def _build():
     )
 
 
+_interpreting = False
+
+
 def _configure(module, interpreting: bool) -> None:
+    global _interpreting
+    _interpreting = interpreting
     constants = dict(
         max_single_block_n=_config.MAX_SINGLE_BLOCK_N,
         stream_min_n=_config.STREAM_MIN_N,
@@ -183,7 +188,9 @@ def parameter_kinds(ptx: str, args) -> tuple[str, int] | None:
 
 
 def clear_caches(module) -> None:
-    """Forget every plan and compiled variant, in Python and C++."""
+    """Forget every plan and compiled variant, in Python and C++, and hand C++ the current
+    values of _config's constants (a sweep changes them)."""
     _plan.clear_caches()
     if module is not None:
         module.clear_caches()
+        _configure(module, _interpreting)

@@ -201,9 +201,9 @@ def _load_row_block(
         # [BLOCK_M, DOT_BLOCK] instead made Triton compute dx in that tensor's layout, with
         # every thread on one whole row (20x slower, measured on an H200)
         for s in tl.static_range(DOT_BLOCK):
-            segment = tl.load(
-                DOT + rows * dot_segments + s, mask=row_mask & (s < dot_segments), other=0.0
-            )
+            # the segment test as a vector: Triton 3.9's interpreter refuses a scalar mask term
+            in_row = tl.full([BLOCK_M], s, dtype=tl.int32) < dot_segments
+            segment = tl.load(DOT + rows * dot_segments + s, mask=row_mask & in_row, other=0.0)
             dot += segment
     rows = rows[:, None]
     mask = row_mask[:, None] & (cols < N)

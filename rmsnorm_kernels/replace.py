@@ -28,10 +28,17 @@ class LlamaStyleRMSNorm(RMSNorm):
         return self.eps
 
 
+KERNEL_DTYPES = (torch.float32, torch.float16, torch.bfloat16)
+
+
 def _replacement(module: torch.nn.Module):
-    """A replacement sharing the module's weight Parameter, or None where semantics differ."""
+    """A replacement sharing the module's weight Parameter, or None where semantics differ
+    or the kernels cannot run it (a weight in another dtype, such as float64)."""
     if isinstance(module, RMSNorm):
         return None  # already ours
+    weight = getattr(module, "weight", None)
+    if isinstance(weight, torch.Tensor) and weight.dtype not in KERNEL_DTYPES:
+        return None
     if isinstance(module, torch.nn.RMSNorm):
         new = RMSNorm(module.normalized_shape, module.eps, module.elementwise_affine)
     elif type(module).__name__.endswith("RMSNorm") and hasattr(module, "variance_epsilon"):
@@ -53,7 +60,8 @@ def replace_rmsnorm(model: torch.nn.Module) -> int:
 
     Returns how many modules were replaced. Each keeps its weight Parameter. Modules named
     ``*RMSNorm`` whose computation differs (e.g. Gemma's ``x * (1 + weight)``, whose eps is
-    ``eps``) are left alone and named in a warning.
+    ``eps``), and those whose weight is in a dtype the kernels do not take (float64), are
+    left alone and named in a warning.
     """
     replaced, left = 0, []
     for parent_name, parent in list(model.named_modules()):
@@ -68,7 +76,7 @@ def replace_rmsnorm(model: torch.nn.Module) -> int:
     if left:
         warnings.warn(
             f"replace_rmsnorm left {len(left)} module(s) alone, their computation differs from "
-            f"RMSNorm's: {', '.join(left)}",
+            f"RMSNorm's or their dtype is not float32, float16 or bfloat16: {', '.join(left)}",
             stacklevel=2,
         )
     return replaced

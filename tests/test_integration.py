@@ -123,6 +123,14 @@ def test_replace_torch_rmsnorm_keeps_parameters():
     assert rk.replace_rmsnorm(model) == 0  # nothing left to replace
 
 
+def test_replace_leaves_float64_norms_alone_and_names_them():
+    model = torch.nn.Sequential(torch.nn.RMSNorm(8, dtype=torch.float64), torch.nn.RMSNorm(8))
+    with pytest.warns(UserWarning, match=r"0 \(RMSNorm\)"):
+        assert rk.replace_rmsnorm(model) == 1
+    x = torch.randn(2, 8, dtype=torch.float64)
+    torch.testing.assert_close(model[0](x), torch.nn.functional.rms_norm(x, (8,), model[0].weight))
+
+
 def test_replace_leaves_different_semantics_alone_and_reports():
     model = torch.nn.Sequential(torch.nn.RMSNorm(8), GemmaStyleRMSNorm(8))
     with pytest.warns(UserWarning, match=r"left 1 module\(s\) alone.*1 \(GemmaStyleRMSNorm\)"):
