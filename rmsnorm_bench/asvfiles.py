@@ -19,9 +19,96 @@ def read_conf(path=ROOT / "asv.conf.json") -> dict:
     return json.loads(re.sub(r"^\s*//.*$", "", Path(path).read_text(), flags=re.M))
 
 
+class BadFile(ValueError):
+    """A file of asv's that cannot be used: the message names the file and the problem."""
+
+
+HEX = re.compile(r"^[0-9a-f]{7,40}$")
+PER_PARAMS = ("result", "samples") + tuple(
+    f"stats_{k}" for k in ("ci_99_a", "ci_99_b", "q_25", "q_75", "number", "repeat")
+)
+
+
+def read_json(path: Path):
+    """A JSON file's content; a file that cannot be read or parsed raises BadFile naming it."""
+    try:
+        text = Path(path).read_text()
+    except OSError as e:
+        raise BadFile(f"{path}: cannot be read ({e.strerror or e})") from None
+    try:
+        return json.loads(text)
+    except ValueError as e:
+        where = f" at line {e.lineno}, column {e.colno}" if hasattr(e, "lineno") else ""
+        cut = " (truncated?)" if getattr(e, "pos", 0) >= len(text.rstrip()) else ""
+        raise BadFile(f"{path}: not valid JSON{where}{cut}: {getattr(e, 'msg', e)}") from None
+
+
+def problems(run, path: Path | None = None) -> list[str]:
+    """What makes `run` (a results file's content) unusable by asv and these tools."""
+    if not isinstance(run, dict):
+        return [f"holds a {type(run).__name__}, not an asv results object"]
+    found = []
+    needed = {"commit_hash": str, "date": int, "params": dict, "result_columns": list}
+    for key, kind in needed.items():
+        if key not in run:
+            found.append(f"no {key!r}")
+        elif not isinstance(run[key], kind) or isinstance(run[key], bool):
+            found.append(f"{key!r} is not a {kind.__name__}")
+    if not isinstance(run.get("results"), dict):
+        found.append("no 'results' object")
+    if found:
+        return found
+    if not HEX.match(run["commit_hash"]):
+        found.append(f"commit_hash {run['commit_hash']!r} is not a commit hash")
+    elif path is not None and not Path(path).name.startswith(run["commit_hash"][:8]):
+        found.append(f"holds commit {run['commit_hash'][:8]}, not the one its name says")
+    machine = run["params"].get("machine")
+    if path is not None and machine is not None and machine != Path(path).parent.name:
+        found.append(f"measured on machine {machine!r}, kept in {Path(path).parent.name!r}/")
+    columns = run["result_columns"]
+    for column in ("result", "params", "version"):
+        if column not in columns:
+            found.append(f"result_columns has no {column!r}")
+    if found:
+        return found
+    for bench, entry in run["results"].items():
+        if not isinstance(entry, list):
+            found.append(f"{bench}: not a list")
+            continue
+        row = dict(zip(columns, entry, strict=False))
+        params = row.get("params") or []
+        if not isinstance(params, list) or not all(isinstance(p, list) for p in params):
+            found.append(f"{bench}: its params are not lists of values")
+            continue
+        for values in params:
+            if len(set(map(str, values))) != len(values):
+                twice = sorted({v for v in values if values.count(v) > 1})
+                found.append(f"{bench}: parameter value(s) {', '.join(twice)} listed twice")
+        size = math.prod(len(v) for v in params) if params else 1
+        for column in PER_PARAMS:
+            value = row.get(column)
+            if value is not None and (not isinstance(value, list) or len(value) != size):
+                found.append(f"{bench}: {column} does not hold one entry per parameter set")
+    return found
+
+
+def load_run(path: Path) -> dict:
+    """One results file, checked: BadFile names the file and what is wrong with it."""
+    run = read_json(path)
+    found = problems(run, path)
+    if found:
+        raise BadFile(f"{path}: not a usable asv results file: {'; '.join(found)}")
+    return run
+
+
+def results_files(folder: Path) -> list[Path]:
+    return sorted(f for f in Path(folder).glob("*.json") if f.name != "machine.json")
+
+
 def load_runs(folder: Path) -> list:
-    """Every results file of one machine's folder, oldest commit first."""
-    runs = [json.loads(f.read_text()) for f in folder.glob("*.json") if f.name != "machine.json"]
+    """Every results file of one machine's folder, oldest commit first (BadFile where one
+    cannot be used)."""
+    runs = [load_run(f) for f in results_files(folder)]
     return sorted(runs, key=lambda r: (r["date"], r["commit_hash"]))
 
 
@@ -59,7 +146,9 @@ def union_benchmarks(results_dir: Path) -> dict:
     a per-commit subset) would vanish from the dashboard. Listed values keep their order;
     values seen only in results are appended.
     """
-    benchmarks = json.loads((results_dir / "benchmarks.json").read_text())
+    benchmarks = read_json(results_dir / "benchmarks.json")
+    if not isinstance(benchmarks, dict):
+        raise BadFile(f"{results_dir / 'benchmarks.json'}: not a JSON object")
     runs = [run for folder in sorted(results_dir.glob("*/")) for run in load_runs(folder)]
     for run in runs:
         for bench, entry in run["results"].items():

@@ -87,10 +87,29 @@ def parse_shapes(value: str, var: str) -> list[Shape]:
                 f"{var}: bad entry {entry!r}; expected M,N,dtype with M >= 0, N >= 1 and "
                 f"dtype one of {', '.join(DTYPE_NAMES)} (entries separated by ';')"
             )
-        shapes.append(Shape(int(parts[0]), int(parts[1]), parts[2]))
+        shape = Shape(int(parts[0]), int(parts[1]), parts[2])
+        if shape in shapes:  # asv would store two figures under one parameter value
+            raise ValueError(f"{var}: {shape.label} is given twice")
+        shapes.append(shape)
     if not shapes:
         raise ValueError(f"{var}: no shapes in {value!r}")
     return shapes
+
+
+def selected_backends() -> list[str]:
+    """The backends named by RMSNORM_BENCH_BACKENDS (all where it is unset), in BACKENDS'
+    order. An unknown name is an error, never a backend silently skipped."""
+    value = os.environ.get(BACKENDS_VAR, "")
+    if not value.strip():
+        return list(BACKENDS)
+    names = [name.strip() for name in value.split(",")]
+    unknown = [name for name in names if name not in BACKENDS]
+    if unknown:
+        raise ValueError(
+            f"{BACKENDS_VAR}={value!r}: unknown backend(s) {', '.join(map(repr, unknown))}; "
+            f"expected a comma-separated list of {', '.join(BACKENDS)}"
+        )
+    return [name for name in BACKENDS if name in names]
 
 
 def shapes_for(phase: str) -> list[Shape]:
@@ -127,9 +146,8 @@ def make_backend(name: str, op: str):
     """The callable (x, w) -> y for rms_norm, or (x, r, w) -> (y, residual_out) for fused_add."""
     import torch
 
-    chosen = os.environ.get(BACKENDS_VAR)
-    if chosen and name not in chosen.split(","):
-        raise Unavailable(f"not among {BACKENDS_VAR}={chosen}")
+    if name in BACKENDS and name not in selected_backends():  # an unknown name: below
+        raise Unavailable(f"not among {BACKENDS_VAR}={os.environ[BACKENDS_VAR]}")
     if name == "triton":
         import rmsnorm_kernels
 

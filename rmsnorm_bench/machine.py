@@ -23,6 +23,7 @@ import sys
 from pathlib import Path
 
 from . import argument_parser
+from .asvfiles import BadFile, read_json
 
 NAME = re.compile(r"^[A-Za-z0-9._-]+$")
 
@@ -70,6 +71,18 @@ def torch_site() -> list[str]:
     return sorted(dirs)
 
 
+def read_machine_file(path: Path) -> dict:
+    """asv's machine file, checked: BadFile names it and says what is wrong and what to do."""
+    if not path.is_file():
+        return {}
+    known = read_json(path)
+    if not isinstance(known, dict) or not all(
+        isinstance(v, dict) for k, v in known.items() if k != "version"
+    ):
+        raise BadFile(f"{path}: not asv's machine file ({{name: {{...}}, ...}})")
+    return known
+
+
 def register(name: str, info: dict, path: Path | None = None) -> dict:
     """Write `name`'s entry in asv's machine file: what is there, updated with the facts."""
     from asv.machine import MachineCollection
@@ -77,7 +90,7 @@ def register(name: str, info: dict, path: Path | None = None) -> dict:
     path = Path(path or MachineCollection.get_machine_file_path())
     with open(f"{path}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        known = json.loads(path.read_text()) if path.is_file() else {}
+        known = read_machine_file(path)
         entry = {**known.get(name, {}), "machine": name, **info}
         MachineCollection.save(name, entry, _path=str(path))
     return entry
@@ -98,7 +111,10 @@ def main(argv=None) -> int:
         info["gpu_index"] = args.gpu
     name = args.machine or default_name(info, args.gpu)
     if args.register:
-        entry = register(name, info)
+        try:
+            entry = register(name, info)
+        except BadFile as e:
+            ap.exit(2, f"machine: {e}; fix or remove it (asv writes it anew)\n")
         print(f"machine {name}: {json.dumps(entry)}", file=sys.stderr)
     values = {
         "machine": name,

@@ -4,28 +4,35 @@ usage: python -m rmsnorm_bench.merge SOURCE [--into DIR]
 
 SOURCE is another `results/` (machine folders of asv JSON files). Files that are new here are
 copied; files already here with the same content are skipped; a file that exists here with
-other content is a conflict: then nothing is copied and every conflicting file is named.
+other content is a conflict: then nothing is copied and every conflicting file is named. Every
+file is checked first (JSON, the fields asv and these tools read, one entry per parameter
+set, no parameter value twice, the machine and commit its place names): one that is not
+usable is named with its problem, and nothing is copied. Exit status 2 when refused.
 """
 
 import filecmp
-import json
 import shutil
 import sys
 from pathlib import Path
 
 from . import ROOT, argument_parser
+from .asvfiles import BadFile, problems, read_json
 
 
 def plan(source: Path, into: Path):
     new, same, conflicts, bad = [], [], [], []
     for f in sorted(source.glob("*/*.json")):
         try:
-            data = json.loads(f.read_text())
-        except (OSError, ValueError) as e:
-            bad.append(f"{f}: not JSON ({e})")
+            data = read_json(f)
+        except BadFile as e:
+            bad.append(str(e))
             continue
-        if f.name != "machine.json" and "commit_hash" not in data:
-            bad.append(f"{f}: not an asv result (no commit_hash)")
+        if f.name == "machine.json":
+            found = [] if isinstance(data, dict) else ["not a JSON object"]
+        else:
+            found = problems(data, f)
+        if found:
+            bad.append(f"{f}: not a usable asv results file: {'; '.join(found)}")
             continue
         target = into / f.parent.name / f.name
         if not target.exists():
@@ -43,17 +50,18 @@ def main(argv=None) -> int:
     ap.add_argument("--into", type=Path, default=ROOT / "results", help="default: results/")
     args = ap.parse_args(argv)
     if not args.source.is_dir():
-        sys.exit(f"merge: {args.source} is not a directory")
+        ap.exit(2, f"merge: {args.source} is not a directory\n")
     if args.source.resolve() == args.into.resolve():
-        sys.exit("merge: the source is the destination")
+        ap.exit(2, "merge: the source is the destination\n")
     new, same, conflicts, bad = plan(args.source, args.into)
     if bad:
-        sys.exit("merge: refused, bad input:\n  " + "\n  ".join(bad))
+        ap.exit(2, "merge: refused, nothing copied: bad input:\n  " + "\n  ".join(bad) + "\n")
     if conflicts:
         names = "\n  ".join(str(c) for c in conflicts)
-        sys.exit(
+        ap.exit(
+            2,
             f"merge: refused, nothing copied: {len(conflicts)} file(s) exist with other "
-            f"content (the same machine name used twice?):\n  {names}"
+            f"content (the same machine name used twice?):\n  {names}\n",
         )
     for src, target in new:
         target.parent.mkdir(parents=True, exist_ok=True)

@@ -7,20 +7,26 @@ benchmarks.json then lists every machine's parameter values (`asvfiles.union_ben
 asv shows only the values listed there, which are those of the last run on this clone);
 `asv publish` writes the site into a temporary folder; the site is then copied to html/ (or
 --html-dir), its index.html loading the CDN scripts and styles from vendor/ instead
-(`vendor.offline_page`). Nothing under results/ changes. html/vendor/ is the one copy of
-those files: publishing to html/ keeps it, publishing elsewhere copies it in. --preview then
-serves the dashboard on 127.0.0.1 only (port 8080 by default).
+(`vendor.offline_page`), built beside html/ and swapped in at once: html/ is the old
+dashboard or the new one, whenever publishing stops. Nothing under results/ changes; every
+results file is checked first (a bad one is named, exit status 2), and figures the graphs
+will not show (measured by another version of their benchmark) are counted in a warning.
+html/vendor/ is the one copy of those files: each dashboard carries a copy of it along.
+--preview then
+serves the dashboard on 127.0.0.1 only (port 8080 by default; 0: any free port).
 
 The graphs follow the branches of asv.conf.json (main); --branch plots the history of
 another (e.g. HEAD in a CI clone that has no local main; the graphs' folders are named
 after it, so publish html/ with the configured branches only).
 """
 
+import ctypes
 import functools
 import http.server
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -33,11 +39,38 @@ class PublishError(Exception):
     pass
 
 
-def check_results(results: Path) -> None:
+def check_results(results: Path) -> list[str]:
+    """Every results file and benchmarks.json checked (PublishError names a bad one); returns
+    what the dashboard will not show: figures measured by a version of their benchmark other
+    than benchmarks.json's (asv publishes those of the current version only)."""
     if not any(results.glob("*/*.json")):
         raise PublishError(f"no results under {results}; run scripts/run first")
     if not (results / "benchmarks.json").is_file():
         raise PublishError(f"{results / 'benchmarks.json'} is missing; run scripts/run first")
+    try:
+        current = asvfiles.read_json(results / "benchmarks.json")
+        if not isinstance(current, dict):
+            raise asvfiles.BadFile(f"{results / 'benchmarks.json'}: not a JSON object")
+        runs = {f.name: asvfiles.load_runs(f) for f in sorted(results.glob("*/"))}
+    except asvfiles.BadFile as e:
+        raise PublishError(str(e)) from None
+    left_out = {}
+    for machine, machine_runs in runs.items():
+        for run in machine_runs:
+            measured = {}
+            for bench, _ in asvfiles.figures(run):
+                measured[bench] = measured.get(bench, 0) + 1
+            for bench, version in asvfiles.versions(run).items():
+                want = current.get(bench, {}).get("version") if bench in current else None
+                if want is not None and version != want and measured.get(bench):
+                    key = (machine, bench, version, want)
+                    left_out.setdefault(key, []).append(measured[bench])
+    return [
+        f"{machine}: {bench}: {sum(counts)} figure(s) of {len(counts)} commit(s), measured by "
+        f"version {version!r}, are not shown (the current version is {want!r}; they stay in "
+        "results/)"
+        for (machine, bench, version, want), counts in sorted(left_out.items())
+    ]
 
 
 def check_branches(branches: list[str]) -> None:
@@ -71,27 +104,58 @@ def asv_publish(results: Path, site: Path, branches: list[str]) -> None:
 
 
 def install(site: Path, out: Path, assets: Path = vendor.DIR) -> None:
-    """Replace the dashboard in `out` with `site`, index.html pointed at out/vendor/."""
+    """Replace the dashboard in `out` with `site`, index.html pointed at out/vendor/, in one
+    step: the new dashboard is built beside `out` and swapped in, so `out` holds either the
+    old dashboard or the new one, whenever this stops."""
     page = vendor.offline_page((site / "index.html").read_text(), assets)
-    keep = out / "vendor" if (out / "vendor").resolve() == assets.resolve() else None
+    if out.exists() and not out.is_dir():
+        raise PublishError(f"{out} is not a folder; not replacing it")
     if out.is_dir() and any(out.iterdir()) and not (out / "index.json").is_file():
         raise PublishError(f"{out} is not empty and holds no dashboard; not replacing it")
-    out.mkdir(parents=True, exist_ok=True)
-    for child in out.iterdir():
-        if child == keep:
-            continue
-        if child.is_dir() and not child.is_symlink():
-            shutil.rmtree(child)
-        else:
-            child.unlink()
-    shutil.copytree(site, out, dirs_exist_ok=True, ignore=shutil.ignore_patterns("index.html"))
-    (out / "index.html").write_text(page)
-    if keep is None:
-        shutil.copytree(assets, out / "vendor")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    for left in out.parent.glob(f".{out.name}.publish-*"):  # of a publish that was killed
+        shutil.rmtree(left, ignore_errors=True)
+    new = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}.publish-"))
+    try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(new, 0o777 & ~umask)
+        shutil.copytree(site, new, dirs_exist_ok=True, ignore=shutil.ignore_patterns("index.html"))
+        (new / "index.html").write_text(page)
+        shutil.copytree(assets, new / "vendor")  # the one copy moves with the dashboard
+        swap(new, out)
+    finally:
+        shutil.rmtree(new, ignore_errors=True)  # after the swap: the old dashboard
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two paths in one step (Linux's renameat2 with RENAME_EXCHANGE); False where
+    that is not available."""
+    try:
+        renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):
+        return False
+    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p]
+    renameat2.argtypes += [ctypes.c_uint]
+    at_fdcwd, rename_exchange = -100, 2
+    return renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0
+
+
+def swap(new: Path, out: Path) -> None:
+    """`new` becomes `out`; the old `out`, if any, is left at `new`'s path."""
+    if not out.exists():
+        os.rename(new, out)
+        new.mkdir()
+    elif not _exchange(new, out):  # two renames: `out` is missing between them only
+        old = new.with_name(new.name + "-old")
+        os.rename(out, old)
+        os.rename(new, out)
+        os.rename(old, new)
 
 
 def publish(out: Path, branches: list[str], results: Path = ROOT / "results") -> None:
-    check_results(results)
+    for line in check_results(results):
+        print(f"publish: warning: {line}", file=sys.stderr)
     check_branches(branches)
     with tempfile.TemporaryDirectory() as tmp:
         site = Path(tmp) / "site"
@@ -99,14 +163,33 @@ def publish(out: Path, branches: list[str], results: Path = ROOT / "results") ->
         install(site, out)
 
 
-def serve(directory: Path, port: int) -> None:
+def server(directory: Path, port: int) -> http.server.ThreadingHTTPServer:
+    """A server of `directory` on 127.0.0.1 (port 0: a free one), bound before publishing, so
+    that a port in use is found first."""
+    if not 0 <= port <= 65535:
+        raise PublishError(f"--preview port {port} is not a port (0-65535; 0: any free one)")
     handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(directory))
-    with http.server.ThreadingHTTPServer(("127.0.0.1", port), handler) as server:
+    try:
+        return http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
+    except OSError as e:
+        raise PublishError(
+            f"cannot serve on 127.0.0.1:{port} ({e.strerror or e}); is the port in use? "
+            "give another: --preview PORT"
+        ) from None
+
+
+def serve(httpd: http.server.ThreadingHTTPServer, directory: Path) -> None:
+    with httpd:
+        port = httpd.server_address[1]
         print(f"publish: serving {directory} on http://127.0.0.1:{port}/ (Ctrl-C stops)")
         try:
-            server.serve_forever()
+            httpd.serve_forever()
         except KeyboardInterrupt:
             pass
+
+
+def _terminated(signum, frame):
+    sys.exit(128 + signum)  # as an exception: temporary files and folders are removed
 
 
 def main(argv=None) -> int:
@@ -117,15 +200,17 @@ def main(argv=None) -> int:
     ap.add_argument("--preview", type=int, nargs="?", const=8080, metavar="PORT")
     args = ap.parse_args(argv)
     out = args.html_dir.resolve()
+    signal.signal(signal.SIGTERM, _terminated)
     try:
+        httpd = server(out, args.preview) if args.preview is not None else None
         publish(out, [args.branch] if args.branch else conf["branches"])
     except (PublishError, vendor.NoLocalCopy) as e:
-        ap.exit(1, f"publish: {e}\n")
+        ap.exit(2, f"publish: {e}\n")
     except subprocess.CalledProcessError as e:
-        ap.exit(1, f"publish: asv publish failed (exit status {e.returncode})\n")
+        ap.exit(1, f"publish: asv publish failed (exit status {e.returncode}); {out} unchanged\n")
     print(f"publish: dashboard in {out} (served by a local server: scripts/publish --preview)")
-    if args.preview is not None:
-        serve(out, args.preview)
+    if httpd is not None:
+        serve(httpd, out)
     return 0
 
 

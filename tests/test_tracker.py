@@ -27,6 +27,7 @@ from rmsnorm_bench import instrument as common
 COLUMNS = ["result", "params", "version", "started_at", "duration"]
 TOOLS = [
     "asvfiles",
+    "asvrun",
     "codegen",
     "copy_ceiling",
     "dashboard",
@@ -38,6 +39,7 @@ TOOLS = [
     "publish",
     "regressions",
     "report",
+    "store",
     "sweep",
     "training_step",
     "validate",
@@ -209,17 +211,18 @@ def test_merge_copies_new_and_refuses_conflicts(tmp_path, capsys):
     before = kept.read_text()
     with pytest.raises(SystemExit) as refused:
         merge.main([str(theirs), "--into", str(ours)])
-    assert str(kept) in str(refused.value) and "nothing copied" in str(refused.value)
+    err = capsys.readouterr().err
+    assert refused.value.code == 2 and str(kept) in err and "nothing copied" in err
     assert kept.read_text() == before
     assert not (ours / "h200" / f"{'c' * 8}-virtualenv-py3.11.json").exists()
 
 
-def test_merge_refuses_files_that_are_not_results(tmp_path):
+def test_merge_refuses_files_that_are_not_results(tmp_path, capsys):
     (tmp_path / "src" / "h200").mkdir(parents=True)
     (tmp_path / "src" / "h200" / "x.json").write_text("{not json")
     with pytest.raises(SystemExit) as refused:
         merge.main([str(tmp_path / "src"), "--into", str(tmp_path / "dst")])
-    assert "x.json: not JSON" in str(refused.value)
+    assert refused.value.code == 2 and "x.json: not valid JSON" in capsys.readouterr().err
     assert not (tmp_path / "dst").exists()
 
 
@@ -241,8 +244,9 @@ def test_regressions_name_benchmark_and_parameters(tmp_path, capsys):
     assert "RMSNormBackward.track_time('4096x4096-bf16', 'triton')" in out
     assert "1x4096-bf16" not in out.split("REGRESSION", 1)[1]
     assert check("--threshold", 1.5)[0] == 0
-    code, out = check("--bench", "device")
-    assert code == 0 and "0 figures compared" in out, out
+    with pytest.raises(SystemExit) as nothing:  # nothing checked is no pass
+        check("--bench", "device")
+    assert nothing.value.code == 2 and "0 figures compared" in capsys.readouterr().out
     code, out = check("--bench", "Backward")
     assert code == 1 and "2 figures compared" in out, out
     with pytest.raises(SystemExit) as bad:
@@ -258,9 +262,10 @@ def test_regressions_compare_only_figures_of_one_method(tmp_path, capsys):
     results = ["--results", str(tmp_path / "results")]
     write_run(folder, "a" * 40, 1, {("1x4096-bf16", "triton"): 5e-6}, version="graph-1")
     write_run(folder, "b" * 40, 2, {("1x4096-bf16", "triton"): 9e-6}, version="graph-2")
-    assert regressions.main(results) == 0
+    with pytest.raises(SystemExit) as nothing:
+        regressions.main(results)
     out = capsys.readouterr().out
-    assert "0 figures compared" in out and "1 not compared" in out
+    assert nothing.value.code == 2 and "0 figures compared" in out and "1 not compared" in out
     write_run(folder, "c" * 40, 3, {("1x4096-bf16", "triton"): 2e-5}, version="graph-2")
     assert regressions.main(results) == 1
     assert "9e-06 -> 2e-05" in capsys.readouterr().out

@@ -1,0 +1,222 @@
+"""Run asv (`run` or `continuous`) so that nothing stored is lost and nothing wrong recorded.
+
+usage: python -m rmsnorm_bench.asvrun --machine NAME [--conf FILE] [--no-wait] -- ASV_COMMAND...
+
+What scripts/run and scripts/compare call once they have set up the environment:
+
+- The options are checked first (RMSNORM_BENCH_BACKENDS, RMSNORM_BENCH_SHAPES,
+  RMSNORM_BWD_BENCH_SHAPES): an unknown backend or a bad shape stops here, exit status 2.
+- One run at a time per asv environment and per machine: a lock in .asv/ (flock, released
+  when the process ends however it ends). A second run waits for the first, saying so, or
+  with --no-wait refuses (exit 2). Runs on two GPUs of one host (--gpu) have their own
+  environment and machine name, so they go side by side.
+- results/<machine>/ and results/benchmarks.json are copied before asv runs and merged back
+  after (rmsnorm_bench.store): a figure the run did not measure keeps its stored value, one
+  it re-measured is replaced and named. A run that measured nothing exits non-zero and
+  changes no file; one with overridden shapes or backends leaves benchmarks.json as it was.
+- Each measured case's line (the progress log, .asv/progress-<machine>.log) is shown as it
+  comes, and where the time went is summed up at the end.
+
+Exit status: asv's (1: `asv continuous` found a regression; 2: a case failed), 2 for bad
+options or a run that measured nothing, 130 when interrupted (what was measured is kept).
+"""
+
+import fcntl
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+from . import ROOT, argument_parser, asvfiles, instrument, progress, store
+
+OVERRIDES = (instrument.FWD_SHAPES_VAR, instrument.BWD_SHAPES_VAR, instrument.BACKENDS_VAR)
+
+
+def say(text: str) -> None:
+    print(f"run: {text}", file=sys.stderr, flush=True)
+
+
+def check_options() -> None:
+    """The ad-hoc overrides, checked before anything runs (ValueError names the problem)."""
+    instrument.selected_backends()
+    for phase in ("forward", "backward"):
+        instrument.shapes_for(phase)
+
+
+class Busy(Exception):
+    pass
+
+
+class Locks:
+    """Exclusive flocks on files in `folder`, taken in a fixed order; each file names its
+    holder. Waits for a holder to finish (saying who it is), or raises Busy with wait=False."""
+
+    def __init__(self, folder: Path, names: list[str], wait: bool = True):
+        self.paths = [folder / name for name in sorted(set(names))]
+        self.wait = wait
+        self.files = []
+
+    def __enter__(self):
+        try:
+            for path in self.paths:
+                path.parent.mkdir(parents=True, exist_ok=True)
+                f = open(path, "a+")  # noqa: SIM115 - held until __exit__
+                self.files.append(f)
+                try:
+                    fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    f.seek(0)
+                    holder = f.read().strip() or "another process"
+                    if not self.wait:
+                        raise Busy(f"{path} is held by {holder}") from None
+                    say(f"waiting for {path}, held by {holder} (Ctrl-C gives up)")
+                    fcntl.flock(f, fcntl.LOCK_EX)
+                f.truncate(0)
+                f.write(f"pid {os.getpid()} ({' '.join(sys.argv[1:])[:200]}), since {time.ctime()}")
+                f.flush()
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def __exit__(self, *exc):
+        for f in self.files:
+            f.close()  # closing releases the lock
+        self.files = []
+
+
+class Follow(threading.Thread):
+    """Shows the lines appended to a file until stopped (the progress log)."""
+
+    def __init__(self, path: Path):
+        super().__init__(daemon=True)
+        self.path, self.offset, self.done = path, 0, threading.Event()
+
+    def show(self):
+        try:
+            with open(self.path) as f:
+                f.seek(self.offset)
+                text = f.read()
+        except OSError:
+            return
+        end = text.rfind("\n") + 1
+        if end:
+            sys.stderr.write(text[:end])
+            sys.stderr.flush()
+            self.offset += len(text[:end].encode())
+
+    def run(self):
+        while not self.done.wait(0.5):
+            self.show()
+
+    def stop(self):
+        self.done.set()
+        self.join()
+        self.show()
+
+
+def run_asv(command: list[str], env: dict) -> int:
+    """asv in a child process; Ctrl-C (which reaches it too) or SIGTERM ends it, and what it
+    stored is then settled like any run's."""
+    proc = subprocess.Popen(command, env=env)
+    main = threading.current_thread() is threading.main_thread()  # where signals are handled
+    previous = main and signal.signal(signal.SIGTERM, lambda signum, frame: proc.terminate())
+    try:
+        return 143 if proc.wait() == -signal.SIGTERM else proc.returncode
+    except KeyboardInterrupt:
+        say("interrupted: waiting for asv to stop, then keeping what it measured")
+        try:
+            proc.send_signal(signal.SIGINT)
+            proc.wait(timeout=30)
+        except (subprocess.TimeoutExpired, KeyboardInterrupt):
+            proc.kill()
+            proc.wait()
+        return 130
+    finally:
+        if main:
+            signal.signal(signal.SIGTERM, previous)
+
+
+def run_guarded(
+    command: list[str],
+    machine: str,
+    results: Path,
+    state: Path,
+    env_dir: str = ".asv/env",
+    wait: bool = True,
+    env: dict | None = None,
+) -> int:
+    """Run `command` (asv) under the locks, with results/ kept and settled around it."""
+    env = dict(os.environ if env is None else env)
+    overridden = [var for var in OVERRIDES if env.get(var)]
+    env_lock = f"lock-{Path(env_dir).name}"
+    with Locks(state, [env_lock, f"lock-results-{machine}"], wait=wait):
+        copy = state / f"kept-{machine}"
+        if copy.is_dir():  # a run killed before it could settle: its copy is merged now
+            left = store.settle(results, machine, copy)
+            say(f"a killed run's results settled: {left.measured} figure(s) added")
+        store.keep(results, machine, copy)
+        log = state / f"progress-{machine}.log"
+        log.write_text("")
+        env[progress.VAR] = str(log)
+        follow = Follow(log)
+        follow.start()
+        start = time.monotonic()
+        try:
+            status = run_asv(command, env)
+        finally:
+            follow.stop()
+            outcome = store.settle(results, machine, copy, keep_benchmarks=bool(overridden))
+        say(f"finished in {time.monotonic() - start:.0f} s (asv exit status {status})")
+        for line in progress.summary(log.read_text().splitlines()).splitlines():
+            say(line)
+    for line in outcome.lines:
+        say(line)
+    if overridden and outcome.measured:
+        say(f"{', '.join(overridden)} set: results/benchmarks.json left as it was")
+    if not outcome.measured:
+        say(
+            "nothing measured (every case skipped or failed, or asv stopped first): "
+            "no stored result or tracked file changed"
+        )
+        return status or 2
+    say(f"{outcome.measured} figure(s) stored, {outcome.kept} stored figure(s) kept")
+    return status
+
+
+def main(argv=None) -> int:
+    ap = argument_parser(__spec__.name, __doc__)
+    ap.add_argument("--machine", required=True, help="the machine's name (asv's --machine)")
+    ap.add_argument("--conf", type=Path, default=ROOT / "asv.conf.json", help="asv's config")
+    ap.add_argument("--no-wait", action="store_true", help="refuse if another run is on")
+    ap.add_argument("asv", nargs="+", metavar="ASV_COMMAND", help="run|continuous ARGS...")
+    args = ap.parse_args(argv)
+    try:
+        check_options()
+        conf = asvfiles.read_conf(args.conf)
+    except (ValueError, OSError) as e:
+        ap.exit(2, f"run: {e}\n")
+    base = args.conf.resolve().parent
+    command = [sys.executable, "-m", "asv", *args.asv]
+    try:
+        return run_guarded(
+            command,
+            args.machine,
+            base / conf["results_dir"],
+            base / ".asv",
+            conf["env_dir"],
+            wait=not args.no_wait,
+        )
+    except Busy as e:
+        ap.exit(2, f"run: refused, another run is on: {e}\n")
+    except KeyboardInterrupt:
+        ap.exit(130, "run: interrupted while waiting; nothing ran\n")
+    except asvfiles.BadFile as e:
+        ap.exit(2, f"run: {e}\n")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,254 @@
+"""What a run stores: a copy of a machine's results before asv runs, merged back after it.
+
+usage: python -m rmsnorm_bench.store RESULTS_DIR MACHINE [--state DIR]
+
+asv writes a commit's results file whole: every benchmark it runs gets a new entry, and a case
+that was skipped (an unknown or missing backend, a shape override) or failed stands there as
+NaN or null over the figure stored before. So `asvrun` keeps a copy of results/<machine>/ and
+results/benchmarks.json (`keep`) and afterwards merges, entry by entry and parameter set by
+parameter set (`settle`): a figure this run measured replaces the stored one (and is named
+when it differs), a figure it did not measure keeps its stored value. A run that measured
+nothing changes no file. Called without options, this module settles a copy left behind by a
+run that was killed (asvrun does so by itself before its next run).
+"""
+
+import itertools
+import json
+import math
+import shutil
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import ROOT, argument_parser
+from .asvfiles import PER_PARAMS, BadFile, problems, read_json, results_files
+
+
+def _measured(value) -> bool:
+    return value is not None and not (isinstance(value, float) and math.isnan(value))
+
+
+def _rows(run: dict, entry: list) -> tuple[dict, list, dict]:
+    """(scalar columns, params, {combo: {per-parameter column: value}}) of one entry."""
+    row = dict(zip(run["result_columns"], entry, strict=False))
+    params = row.get("params") or []
+    combos = list(itertools.product(*params)) if params else [()]
+    per = {
+        combo: {c: (row.get(c) or [None] * len(combos))[i] for c in PER_PARAMS}
+        for i, combo in enumerate(combos)
+    }
+    scalars = {c: v for c, v in row.items() if c not in PER_PARAMS and c != "params"}
+    return scalars, params, per
+
+
+def _entry(columns: list, scalars: dict, params: list, per: dict) -> list:
+    """An entry in asv's layout: per-parameter columns in the order of product(params); a
+    column with no value at all is null, trailing nulls dropped (as asv writes them)."""
+    combos = list(itertools.product(*params)) if params else [()]
+    out = []
+    for column in columns:
+        if column == "params":
+            out.append(params)
+        elif column in PER_PARAMS:
+            values = [per.get(combo, {}).get(column) for combo in combos]
+            out.append(values if any(v is not None for v in values) else None)
+        else:
+            out.append(scalars.get(column))
+    while out and out[-1] is None:
+        out.pop()
+    return out
+
+
+def count_measured(run: dict) -> int:
+    return sum(
+        _measured(v["result"]) for e in run["results"].values() for v in _rows(run, e)[2].values()
+    )
+
+
+@dataclass
+class Merged:
+    run: dict
+    measured: int = 0  # figures this run measured
+    kept: int = 0  # stored figures this run did not measure, kept
+    replaced: list = field(default_factory=list)  # (benchmark, combo, old, new)
+    other_version: list = field(default_factory=list)  # benchmarks re-measured by a new method
+
+
+def merge_runs(old: dict, new: dict) -> Merged:
+    """`new` (what asv wrote) with every stored figure of `old` that `new` did not measure."""
+    columns = list(new["result_columns"])
+    columns += [c for c in old["result_columns"] if c not in columns]
+    out = Merged({**new, "result_columns": columns, "results": {}})
+    out.run["durations"] = {**old.get("durations", {}), **new.get("durations", {})}
+    for bench in dict.fromkeys([*old["results"], *new["results"]]):
+        if bench not in new["results"]:
+            out.run["results"][bench] = _entry(columns, *_rows(old, old["results"][bench]))
+            continue
+        n_scalars, n_params, n_per = _rows(new, new["results"][bench])
+        measured = [c for c, v in n_per.items() if _measured(v["result"])]
+        if bench not in old["results"] or old["results"][bench] == new["results"][bench]:
+            out.run["results"][bench] = _entry(columns, n_scalars, n_params, n_per)
+            if bench not in old["results"]:
+                out.measured += len(measured)
+            continue  # an entry asv kept as it was (a benchmark this run did not run)
+        o_scalars, o_params, o_per = _rows(old, old["results"][bench])
+        out.measured += len(measured)
+        stored = [c for c, v in o_per.items() if _measured(v["result"])]
+        if o_scalars.get("version") != n_scalars.get("version"):
+            if measured:  # figures of another method are not merged into one entry
+                out.other_version.append((bench, len(stored), o_scalars.get("version")))
+                out.run["results"][bench] = _entry(columns, n_scalars, n_params, n_per)
+            else:
+                out.run["results"][bench] = _entry(columns, o_scalars, o_params, o_per)
+                out.kept += len(stored)
+            continue
+        params = [list(values) for values in o_params]
+        for values, seen in zip(params, n_params, strict=False):
+            values.extend(v for v in seen if v not in values)
+        per = {}
+        for combo in itertools.product(*params) if params else [()]:
+            n, o = n_per.get(combo), o_per.get(combo)
+            if n is not None and _measured(n["result"]):
+                per[combo] = n
+                if o is not None and _measured(o["result"]) and o["result"] != n["result"]:
+                    out.replaced.append((bench, combo, o["result"], n["result"]))
+            elif o is not None and _measured(o["result"]):
+                per[combo] = o
+                out.kept += 1
+            else:
+                per[combo] = n or o or {}
+        scalars = n_scalars if measured else o_scalars
+        out.run["results"][bench] = _entry(columns, scalars, params, per)
+    return out
+
+
+def _write_json(path: Path, data: dict) -> None:
+    """Written as asv writes its results (compact, NaN as NaN), through a temporary file."""
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(data))
+    tmp.replace(path)
+
+
+@dataclass
+class Outcome:
+    measured: int = 0
+    kept: int = 0
+    lines: list = field(default_factory=list)
+
+
+def keep(results: Path, machine: str, copy: Path) -> None:
+    """Copy results/<machine>/ and results/benchmarks.json to `copy` before a run."""
+    if copy.exists():
+        shutil.rmtree(copy)
+    copy.mkdir(parents=True)
+    if (results / machine).is_dir():
+        shutil.copytree(results / machine, copy / "machine")
+    if (results / "benchmarks.json").is_file():
+        shutil.copy2(results / "benchmarks.json", copy / "benchmarks.json")
+
+
+def restore(results: Path, machine: str, copy: Path) -> None:
+    """Put results/<machine>/ and results/benchmarks.json back as `keep` copied them."""
+    folder = results / machine
+    if (copy / "machine").is_dir():
+        for f in folder.glob("*") if folder.is_dir() else []:
+            if not (copy / "machine" / f.name).exists() and f.is_file():
+                f.unlink()
+        shutil.copytree(copy / "machine", folder, dirs_exist_ok=True)
+    elif folder.is_dir():
+        shutil.rmtree(folder)
+    restore_benchmarks(results, copy)
+
+
+def restore_benchmarks(results: Path, copy: Path) -> None:
+    if (copy / "benchmarks.json").is_file():
+        shutil.copy2(copy / "benchmarks.json", results / "benchmarks.json")
+    elif (results / "benchmarks.json").exists():
+        (results / "benchmarks.json").unlink()
+
+
+def _label(bench: str, combo: tuple) -> str:
+    return f"{bench.removeprefix('bench_rmsnorm.')}({', '.join(combo)})"
+
+
+def settle(results: Path, machine: str, copy: Path, keep_benchmarks: bool = False) -> Outcome:
+    """Merge what asv wrote into results/<machine>/ with the copy `keep` made, then remove
+    the copy. Nothing measured: every file is put back as it was. keep_benchmarks: put
+    results/benchmarks.json back too (a run with overridden shapes or backends)."""
+    outcome = Outcome()
+    stored = copy / "machine"
+    writes = []
+    for path in results_files(results / machine) if (results / machine).is_dir() else []:
+        before = stored / path.name
+        if before.is_file() and before.read_bytes() == path.read_bytes():
+            continue
+        try:
+            new = read_json(path)
+            bad = problems(new, path)
+        except BadFile as e:
+            bad = [str(e)]
+        if bad:
+            outcome.lines.append(f"{path}: asv wrote an unusable file, not kept ({bad[0]})")
+            continue
+        if not before.is_file():
+            outcome.measured += count_measured(new)
+            continue
+        merged = merge_runs(read_json(before), new)
+        outcome.measured += merged.measured
+        outcome.kept += merged.kept
+        writes.append((path, merged.run))
+        name = path.name
+        if merged.kept:
+            outcome.lines.append(f"{name}: {merged.kept} stored figure(s) not measured now, kept")
+        if merged.replaced:
+            shown = [
+                f"{_label(b, c)}: {o:.4g} -> {n:.4g}"
+                if isinstance(o, (int, float)) and isinstance(n, (int, float))
+                else _label(b, c)
+                for b, c, o, n in merged.replaced[:5]
+            ]
+            more = len(merged.replaced) - len(shown)
+            outcome.lines.append(
+                f"{name}: {len(merged.replaced)} stored figure(s) re-measured and replaced: "
+                + "; ".join(shown)
+                + (f"; and {more} more" if more > 0 else "")
+            )
+        for bench, count, version in merged.other_version:
+            outcome.lines.append(
+                f"{name}: {bench}: {count} stored figure(s) of version {version!r} replaced by "
+                f"this run's, measured by another method"
+            )
+    if not outcome.measured:
+        restore(results, machine, copy)
+    else:
+        for path, run in writes:
+            _write_json(path, run)
+        # a results file asv removed (it never does) comes back
+        for f in stored.glob("*") if stored.is_dir() else []:
+            if not (results / machine / f.name).exists():
+                shutil.copy2(f, results / machine / f.name)
+        if keep_benchmarks:
+            restore_benchmarks(results, copy)
+    shutil.rmtree(copy)
+    return outcome
+
+
+def main(argv=None) -> int:
+    ap = argument_parser(__spec__.name, __doc__)
+    ap.add_argument("results", type=Path, help="a results/ folder")
+    ap.add_argument("machine", help="the machine whose copy is settled")
+    ap.add_argument("--state", type=Path, default=ROOT / ".asv", help="where copies are kept")
+    args = ap.parse_args(argv)
+    copy = args.state / f"kept-{args.machine}"
+    if not copy.is_dir():
+        print(f"store: no copy of {args.machine}'s results waiting in {args.state}")
+        return 0
+    outcome = settle(args.results, args.machine, copy)
+    for line in outcome.lines:
+        print(f"store: {line}")
+    print(f"store: settled: {outcome.measured} figure(s) added, {outcome.kept} kept")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,383 @@
+"""The tracker under bad input, faults and concurrency: nothing stored is lost, nothing wrong
+recorded, every refusal names the problem (exit status 2; 1 is a regression only).
+
+asv itself is replaced by a small script that writes results files as asv would, so these run
+in seconds; one real `scripts/run`, refused before it measures, is at the end."""
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from rmsnorm_bench import ROOT, asvfiles, asvrun, machine, merge, publish, regressions, report
+from rmsnorm_bench import instrument as common
+
+from .test_tracker import fake_site, shell, write_run
+
+NAN = float("nan")
+BENCH = "bench_rmsnorm.RMSNormBackward.track_time"
+A, B = "a" * 40, "b" * 40
+
+
+def run_file(results: Path, commit: str, values: dict, version="v", machine_name="h200") -> str:
+    """The text of a results file as asv writes it: {(case, backend): value}."""
+    folder = results.parent / "scratch" / machine_name  # the folder's name is the machine's
+    path = write_run(folder, commit, 1, values, version)
+    text = path.read_text()
+    path.unlink()
+    return text
+
+
+FAKE_ASV = """
+import json, pathlib, sys
+for path, text in json.loads(pathlib.Path(sys.argv[1]).read_text()).items():
+    pathlib.Path(path).parent.mkdir(parents=True, exist_ok=True)
+    pathlib.Path(path).write_text(text)
+sys.exit(int(sys.argv[2]))
+"""
+
+
+def fake_asv(tmp_path: Path, writes: dict, status=0) -> list[str]:
+    """A command that writes `writes` ({path: text}) as asv run would, then exits."""
+    (tmp_path / "asv.py").write_text(FAKE_ASV)
+    spec = tmp_path / f"writes-{len(list(tmp_path.glob('writes-*')))}.json"
+    spec.write_text(json.dumps({str(k): v for k, v in writes.items()}))
+    return [sys.executable, str(tmp_path / "asv.py"), str(spec), str(status)]
+
+
+def stored(results: Path) -> dict:
+    return {p: p.read_bytes() for p in sorted(results.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture
+def store(tmp_path, monkeypatch):
+    """results/ holding one commit's figures on machine h200, and benchmarks.json."""
+    for var in asvrun.OVERRIDES:
+        monkeypatch.delenv(var, raising=False)
+    results = tmp_path / "results"
+    write_run(
+        results / "h200", A, 1, {("1x256-bf16", "triton"): 1e-3, ("1x256-bf16", "torch"): 2e-3}
+    )
+    (results / "h200" / "machine.json").write_text('{"machine": "h200"}')
+    (results / "benchmarks.json").write_text('{"version": 2}')
+    return results
+
+
+def guarded(results, command, **kw):
+    return asvrun.run_guarded(command, "h200", results, results.parent / ".asv", **kw)
+
+
+def file_of(results, commit):
+    return results / "h200" / f"{commit[:8]}-virtualenv-py3.11.json"
+
+
+# 1. stored results are never wiped
+
+
+def test_a_run_that_skips_everything_changes_no_file(store, tmp_path, capsys):
+    before = stored(store)
+    all_skipped = run_file(store, A, {("1x256-bf16", "triton"): NAN, ("1x256-bf16", "torch"): NAN})
+    new_commit = run_file(store, B, {("1x256-bf16", "triton"): NAN})
+    writes = {
+        file_of(store, A): all_skipped,
+        file_of(store, B): new_commit,
+        store / "benchmarks.json": "{}",
+        store / "h200" / "machine.json": "{}",
+    }
+    assert guarded(store, fake_asv(tmp_path, writes)) == 2
+    assert stored(store) == before
+    assert "nothing measured" in capsys.readouterr().err
+
+
+def test_a_run_where_every_case_fails_keeps_asvs_status_and_changes_no_file(store, tmp_path):
+    before = stored(store)
+    failed = run_file(store, A, {("1x256-bf16", "triton"): None, ("1x256-bf16", "torch"): None})
+    assert guarded(store, fake_asv(tmp_path, {file_of(store, A): failed}, status=2)) == 2
+    assert stored(store) == before
+
+
+def test_a_run_adds_to_what_is_stored_and_names_what_it_replaced(store, tmp_path, capsys):
+    # another shape (an override), torch skipped: the stored figures of 1x256 stay
+    new = run_file(store, A, {("16x1000-f32", "triton"): 5e-3, ("1x256-bf16", "triton"): 4e-3})
+    assert guarded(store, fake_asv(tmp_path, {file_of(store, A): new})) == 0
+    values = asvfiles.figures(asvfiles.load_run(file_of(store, A)))
+    assert values == {
+        (BENCH, ("1x256-bf16", "triton")): 4e-3,  # re-measured
+        (BENCH, ("1x256-bf16", "torch")): 2e-3,  # kept
+        (BENCH, ("16x1000-f32", "triton")): 5e-3,  # added
+    }
+    err = capsys.readouterr().err
+    assert "1 stored figure(s) re-measured and replaced" in err and "0.001 -> 0.004" in err
+    assert "1 stored figure(s) not measured now, kept" in err
+
+
+def test_overrides_leave_benchmarks_json_as_it_was(store, tmp_path, monkeypatch):
+    monkeypatch.setenv(common.FWD_SHAPES_VAR, "16,1000,f32")
+    new = run_file(store, A, {("16x1000-f32", "triton"): 5e-3})
+    writes = {file_of(store, A): new, store / "benchmarks.json": '{"shapes": "overridden"}'}
+    assert guarded(store, fake_asv(tmp_path, writes)) == 0
+    assert (store / "benchmarks.json").read_text() == '{"version": 2}'
+    monkeypatch.delenv(common.FWD_SHAPES_VAR)  # a run of the default matrix updates it
+    assert guarded(store, fake_asv(tmp_path, writes)) == 0
+    assert (store / "benchmarks.json").read_text() == '{"shapes": "overridden"}'
+
+
+def test_continuous_keeps_both_commits_stored_figures(store, tmp_path):
+    write_run(store / "h200", B, 2, {("1x256-bf16", "triton"): 7e-3})
+    writes = {
+        file_of(store, A): run_file(store, A, {("1x256-bf16", "torch"): 3e-3}),
+        file_of(store, B): run_file(store, B, {("1x256-bf16", "torch"): 3e-3}),
+    }
+    assert guarded(store, fake_asv(tmp_path, writes, status=1)) == 1  # a regression: asv's 1
+    a = asvfiles.figures(asvfiles.load_run(file_of(store, A)))
+    b = asvfiles.figures(asvfiles.load_run(file_of(store, B)))
+    assert a[(BENCH, ("1x256-bf16", "triton"))] == 1e-3
+    assert b[(BENCH, ("1x256-bf16", "triton"))] == 7e-3
+
+
+def test_a_run_killed_before_it_settled_is_settled_by_the_next(store, tmp_path, capsys):
+    from rmsnorm_bench import store as keeper
+
+    state = store.parent / ".asv"
+    keeper.keep(store, "h200", state / "kept-h200")  # then killed: asv had wiped the file
+    file_of(store, A).write_text(run_file(store, A, {("1x256-bf16", "triton"): NAN}))
+    assert guarded(store, fake_asv(tmp_path, {})) == 2  # this run measures nothing
+    values = asvfiles.figures(asvfiles.load_run(file_of(store, A)))
+    assert values[(BENCH, ("1x256-bf16", "torch"))] == 2e-3
+    assert not (state / "kept-h200").exists()
+
+
+@pytest.mark.parametrize("value", ["tritn", "TRITON", "triton,tritn", "triton;torch"])
+def test_unknown_backends_are_refused_before_anything_runs(value, monkeypatch, capsys):
+    monkeypatch.setenv(common.BACKENDS_VAR, value)
+    with pytest.raises(ValueError, match="unknown backend"):
+        common.selected_backends()
+    monkeypatch.setattr(asvrun, "run_guarded", lambda *a, **k: pytest.fail("it ran"))
+    with pytest.raises(SystemExit) as refused:
+        asvrun.main(["--machine", "h200", "--", "run"])
+    assert refused.value.code == 2 and repr(value) in capsys.readouterr().err
+
+
+def test_backend_lists_may_hold_spaces_and_shapes_may_not_repeat(monkeypatch):
+    monkeypatch.setenv(common.BACKENDS_VAR, "torch, triton")
+    assert common.selected_backends() == ["triton", "torch"]
+    with pytest.raises(ValueError, match="2x64-f32 is given twice"):
+        common.parse_shapes("2,64,f32;2,64,f32", "VAR")
+
+
+# 2. publishing swaps the whole dashboard in, or leaves the old one
+
+
+def test_a_publish_stopped_midway_leaves_the_old_dashboard(tmp_path, monkeypatch):
+    site = fake_site(tmp_path / "site")
+    out = tmp_path / "html"
+    publish.install(site, out)
+    before = stored(out)
+    (site / "graphs" / "new.json").write_text("[]")
+
+    def copy_then_stop(src, dst, *args, **kw):
+        if Path(dst).name == "vendor":  # the last copy: the new dashboard is half written
+            raise KeyboardInterrupt
+        return real_copytree(src, dst, *args, **kw)
+
+    real_copytree = publish.shutil.copytree
+    monkeypatch.setattr(publish.shutil, "copytree", copy_then_stop)
+    with pytest.raises(KeyboardInterrupt):
+        publish.install(site, out)
+    assert stored(out) == before and not list(tmp_path.glob(".html.publish-*"))
+    monkeypatch.setattr(publish.shutil, "copytree", real_copytree)
+    monkeypatch.setattr(publish, "_exchange", lambda a, b: False)  # the two-rename fallback
+    publish.install(site, out)
+    assert (out / "graphs" / "new.json").is_file() and (out / "vendor" / "jquery.min.js").is_file()
+    assert not list(tmp_path.glob(".html.publish-*"))
+
+
+# 3. one run per environment and machine at a time
+
+
+def test_a_second_run_waits_for_the_first_or_refuses(store, tmp_path):
+    state = store.parent / ".asv"
+    new = run_file(store, A, {("1x256-bf16", "triton"): 4e-3})
+    with asvrun.Locks(state, ["lock-env"]):
+        with pytest.raises(asvrun.Busy, match=f"pid {os.getpid()}"):
+            guarded(store, fake_asv(tmp_path, {file_of(store, A): new}), wait=False)
+        done = []
+        waiting = threading.Thread(
+            target=lambda: done.append(guarded(store, fake_asv(tmp_path, {file_of(store, A): new})))
+        )
+        waiting.start()
+        time.sleep(1.0)
+        assert not done  # it waits for the environment
+        # a run on another GPU has its own environment (and machine name): it goes on
+        gpu1 = run_file(store, A, {("1x256-bf16", "triton"): 4e-3}, machine_name="h200-gpu1")
+        other = fake_asv(tmp_path, {store / "h200-gpu1" / file_of(store, A).name: gpu1})
+        got = asvrun.run_guarded(other, "h200-gpu1", store, state, ".asv/env-gpu1")
+        assert got == 0
+    waiting.join(30)
+    assert done == [0]
+
+
+# 4. the gate fails when it checked nothing
+
+
+@pytest.mark.parametrize("args", [["--results", "/nonexistent"], ["--results", "{empty}"]])
+def test_regressions_with_nothing_to_check_fail(args, tmp_path):
+    args = [a.format(empty=tmp_path) for a in args]
+    with pytest.raises(SystemExit) as failed:
+        regressions.main(args)
+    assert failed.value.code == 2
+
+
+@pytest.mark.parametrize("threshold", ["nan", "inf", "0.9"])
+def test_regressions_refuse_a_threshold_that_is_not_one(threshold, store):
+    with pytest.raises(SystemExit) as failed:
+        regressions.main(["--results", str(store), "--threshold", threshold])
+    assert failed.value.code == 2
+
+
+# 5. malformed data is refused where it comes in, naming the file
+
+
+def test_merge_refuses_a_file_without_what_the_tools_read(tmp_path, store, capsys):
+    (tmp_path / "src" / "h200").mkdir(parents=True)
+    bad = tmp_path / "src" / "h200" / "deadbeef-virtualenv-py3.11.json"
+    bad.write_text('{"commit_hash": "deadbeef"}')
+    before = stored(store)
+    with pytest.raises(SystemExit) as refused:
+        merge.main([str(tmp_path / "src"), "--into", str(store)])
+    err = capsys.readouterr().err
+    assert refused.value.code == 2 and str(bad) in err and "no 'date'" in err
+    assert stored(store) == before
+
+
+def test_results_with_a_parameter_value_twice_are_refused(store, capsys):
+    path = file_of(store, A)
+    run = json.loads(path.read_text())
+    run["results"][BENCH][1][0] = ["'2x64-f32'", "'2x64-f32'"]
+    path.write_text(json.dumps(run))
+    with pytest.raises(asvfiles.BadFile, match=r"'2x64-f32' listed twice"):
+        asvfiles.load_run(path)
+    for tool in (regressions, report):
+        with pytest.raises(SystemExit) as refused:
+            tool.main(["--results", str(store)])
+        assert refused.value.code == 2 and str(path) in capsys.readouterr().err
+
+
+# 6. errors name the file and the problem
+
+
+def test_a_truncated_results_file_is_named_with_status_2(store, capsys):
+    path = file_of(store, A)
+    path.write_text(path.read_text()[:50])
+    write_run(store / "h200", B, 2, {("1x256-bf16", "triton"): 1e-3})
+    for tool in (regressions, report):
+        with pytest.raises(SystemExit) as refused:
+            tool.main(["--results", str(store)])
+        err = capsys.readouterr().err
+        assert refused.value.code == 2 and f"{path}: not valid JSON" in err and "truncated" in err
+    with pytest.raises(publish.PublishError, match=f"{path}: not valid JSON"):
+        publish.check_results(store)
+
+
+def test_a_corrupt_machine_file_is_named(tmp_path, monkeypatch, capsys):
+    path = tmp_path / ".asv-machine.json"
+    path.write_text('{"cpu-smoke": {"machine": "cpu-sm')
+    with pytest.raises(asvfiles.BadFile, match="not valid JSON"):
+        machine.register("cpu-smoke", {}, path)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    with pytest.raises(SystemExit) as refused:
+        machine.main(["--register"])
+    assert refused.value.code == 2 and str(path) in capsys.readouterr().err
+    assert path.read_text() == '{"cpu-smoke": {"machine": "cpu-sm'
+
+
+@pytest.mark.parametrize(
+    "script,args",
+    [("run", ["--machine"]), ("run", ["--gpu", "--no-publish"]), ("compare", ["--factor"])]
+    + [("compare", ["--factor", "x", "HEAD"]), ("compare", ["--machine"])],
+)
+def test_an_option_without_its_value_is_named(script, args):
+    done = shell(script, *args)
+    assert done.returncode == 2 and args[0] in done.stderr and "unbound" not in done.stderr
+
+
+# 7. nothing is left out silently
+
+
+def test_publish_counts_figures_its_graphs_leave_out(store):
+    write_run(store / "h200", B, 2, {("1x256-bf16", "triton"): 1e-3}, version="old")
+    (store / "benchmarks.json").write_text(json.dumps({BENCH: {"version": "v"}}))
+    (line,) = publish.check_results(store)
+    assert "h200" in line and BENCH in line and "1 figure(s) of 1 commit(s)" in line
+    assert "'old'" in line
+
+
+def test_report_resolves_revisions_and_refuses_ambiguous_prefixes(store, capsys):
+    head = subprocess.check_output(["git", "-C", str(ROOT), "rev-parse", "HEAD"], text=True)
+    write_run(store / "h200", head.strip(), 2, {("1x256-bf16", "triton"): 1e-3})
+    write_run(store / "h200", "aaaa" + "c" * 36, 3, {("1x256-bf16", "triton"): 1e-3})
+    report.main(["--results", str(store), "--commit", "HEAD", "--no-plot"])
+    assert f"commit {head[:8]}" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as refused:
+        report.main(["--results", str(store), "--commit", "aaaa"])
+    err = capsys.readouterr().err
+    assert refused.value.code == 2 and "matches 2 commits" in err and "aaaacccccc" in err
+
+
+# 9. preview and interruption leave nothing behind
+
+
+def test_preview_ports_are_checked_before_publishing():
+    with pytest.raises(publish.PublishError, match="99999 is not a port"):
+        publish.server(ROOT, 99999)
+    httpd = publish.server(ROOT, 0)  # any free port: the one bound is announced
+    try:
+        port = httpd.server_address[1]
+        assert port > 0
+        with pytest.raises(publish.PublishError, match=f"127.0.0.1:{port}.*in use"):
+            publish.server(ROOT, port)
+    finally:
+        httpd.server_close()
+
+
+def test_an_interrupted_publish_leaves_no_temporary_files(store, monkeypatch):
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    left = set(ROOT.glob(".asv-publish-*"))
+    monkeypatch.setattr(publish.subprocess, "run", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        publish.asv_publish(store, store.parent / "site", ["HEAD"])
+    assert set(ROOT.glob(".asv-publish-*")) == left
+
+
+def test_an_interrupted_run_keeps_what_it_stored_and_leaves_no_follower(store, tmp_path):
+    script = tmp_path / "interrupts.py"
+    script.write_text(
+        "import os, signal, time\ntime.sleep(0.5)\nos.kill(os.getppid(), signal.SIGINT)\n"
+        "time.sleep(30)\n"
+    )
+    before = stored(store)
+    assert guarded(store, [sys.executable, str(script)]) == 130
+    assert stored(store) == before
+    assert not [t for t in threading.enumerate() if isinstance(t, asvrun.Follow)]
+
+
+def test_scripts_run_refuses_an_unknown_backend_and_changes_nothing():
+    # the one real run: refused before asv starts
+    tracked = subprocess.run(
+        ["git", "status", "--porcelain", "results", "html"], cwd=ROOT, capture_output=True
+    ).stdout
+    env = {**os.environ, common.BACKENDS_VAR: "tritn"}
+    done = shell("run", "--no-publish", env=env, timeout=600)
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert "unknown backend(s) 'tritn'" in done.stderr
+    after = subprocess.run(
+        ["git", "status", "--porcelain", "results", "html"], cwd=ROOT, capture_output=True
+    ).stdout
+    assert after == tracked
