@@ -67,7 +67,9 @@ def torch_site() -> list[str]:
     import triton
 
     dirs = {os.path.dirname(os.path.dirname(m.__file__)) for m in (torch, triton)}
-    dirs.update(site.getsitepackages())
+    # Debian's Python lists dist-packages folders that need not exist (seen on an H200
+    # machine, where link_torch then refused them and no benchmark could run)
+    dirs.update(d for d in site.getsitepackages() if os.path.isdir(d))
     return sorted(dirs)
 
 

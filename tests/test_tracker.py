@@ -464,3 +464,14 @@ def test_script_publish_publishes_the_results(tmp_path):
     assert "https://" not in page.split("<body")[0] and "vendor/jquery.min.js" in page
     index = json.loads((tmp_path / "site" / "index.json").read_text())
     assert {"cpu-smoke", "nvidia-h200"} <= set(index["params"]["machine"])
+
+
+def test_torch_site_lists_only_folders_that_exist(monkeypatch, tmp_path):
+    import site
+
+    from rmsnorm_bench import machine
+
+    monkeypatch.setattr(site, "getsitepackages", lambda: [str(tmp_path), str(tmp_path / "gone")])
+    dirs = machine.torch_site()
+    assert str(tmp_path) in dirs and str(tmp_path / "gone") not in dirs
+    assert all(os.path.isdir(d) for d in dirs)

@@ -568,8 +568,7 @@ std::tuple<Tensor, Tensor> rms_norm_fwd(const Tensor& x, const std::optional<Ten
 std::tuple<Tensor, Tensor, Tensor> fused_add_rms_norm_fwd(const Tensor& x, const Tensor& residual,
                                                           const std::optional<Tensor>& weight,
                                                           double eps) {
-  check_x("residual", residual);
-  return forward(x, residual, weight, eps);
+  return forward(x, residual, weight, eps);  // residual: x's shape, dtype and device
 }
 
 std::tuple<Tensor, Tensor> rms_norm_bwd(const Tensor& dy, const Tensor& x,
