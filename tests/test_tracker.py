@@ -456,6 +456,10 @@ def test_machine_names_facts_and_registers_them(tmp_path):
     assert machine.default_name({"gpu": "none", "gpu_count": "0"}) == "cpu-smoke"
     facts = machine.facts()
     assert facts["gpu_count"] == "0" and facts["gpu"] == "none"  # this is the CPU run
+    assert facts["cpu"] and int(facts["num_cpu"]) == os.cpu_count()  # asv's own fields
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text("processor\t: 0\nmodel name\t: Intel(R)  Xeon(R) Platinum 8480C\n")
+    assert machine.cpu_model(str(cpuinfo)) == "Intel(R) Xeon(R) Platinum 8480C"
     import torch
 
     assert str(Path(torch.__file__).parent.parent) in machine.torch_site()
