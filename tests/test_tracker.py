@@ -4,6 +4,7 @@ publishing, the machine's facts; the tools are imported, the shell entry points 
 import importlib
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -338,6 +339,50 @@ def test_the_gate_asks_for_significance_where_there_are_samples(tmp_path, capsys
     clear = [s + 2e-4 for s in spread]  # every sample slower
     write_run(folder, "c" * 40, 3, {key: 2.5e-4}, bench=DEVICE, samples={key: clear})
     assert regressions.main(results) == 1
+
+
+def test_the_regressions_page_config_lists_what_gates():
+    # asv.conf.json's regexes (asv's own options) and the gate agree on every figure
+    first = asvfiles.read_conf()["regressions_first_commits"]
+    for figure in ("track_time", "track_device_time", "track_peak_memory"):
+        for backend in common.BACKENDS:
+            bench = f"bench_rmsnorm.FusedAddRMSNormForward.{figure}"
+            entry = f"{bench}('1x4096-bf16', '{backend}')@main"
+            listed = not any(re.match(regex, entry) for regex in first)
+            assert listed == regressions.gates((bench, ("1x4096-bf16", backend))), entry
+
+
+def test_published_regressions_hold_our_figures_only(tmp_path):
+    # a triton and a torch figure both twice as slow: only ours is on the page and in the feed
+    commits = subprocess.run(
+        ["git", "rev-list", "--first-parent", "-n", "4", "HEAD"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()[::-1]
+    results = tmp_path / "results"
+    bench = "bench_rmsnorm.RMSNormBackward.track_device_time"
+    listed = asvfiles.read_json(ROOT / "results" / "benchmarks.json")
+    public = bench.replace("track_device_time", "track_time")
+    for date, (commit, value) in enumerate(zip(commits, (1e-4, 1e-4, 2e-4, 2e-4), strict=True), 1):
+        values = {("1x256-bf16", "triton"): value, ("1x256-bf16", "torch"): value}
+        path = write_run(results / "h200", commit, date, values, listed[bench]["version"], bench)
+        run = json.loads(path.read_text())
+        write_run(results / "h200", commit, date, values, listed[public]["version"], public)
+        run["results"].update(json.loads(path.read_text())["results"])  # public time too
+        run.update(env_name="virtualenv-py3.11", python="3.11", version=2, date=date * 1000)
+        run.update(requirements={}, env_vars={}, durations={})
+        run["params"]["python"] = "3.11"
+        path.write_text(json.dumps(run))
+    (results / "h200" / "machine.json").write_text('{"machine": "h200", "version": 1}')
+    (results / "benchmarks.json").write_text(json.dumps(listed))
+    publish.publish(tmp_path / "html", ["HEAD"], results)
+    found = json.loads((tmp_path / "html" / "regressions.json").read_text())["regressions"]
+    names = [entry[0] for entry in found]
+    assert names == [f"{bench}('1x256-bf16', 'triton')"], names
+    feed = (tmp_path / "html" / "regressions.xml").read_text()
+    assert "'triton'" in feed and "'torch'" not in feed and "track_time" not in feed
 
 
 def test_union_benchmarks_lists_every_machines_shapes(tmp_path):
