@@ -132,6 +132,30 @@ def figures(run: dict, measured_only: bool = True) -> dict:
     return out
 
 
+STATS = ("ci_99_a", "ci_99_b", "q_25", "q_75", "number", "repeat")
+
+
+def figure_stats(run: dict) -> dict:
+    """{(benchmark, params): (stats, samples)} of one results file, as asv compare takes them:
+    stats a dict of asv's `stats_*` columns (or None), samples a list (or None)."""
+    out = {}
+    columns = run["result_columns"]
+    for bench, entry in run["results"].items():
+        row = dict(zip(columns, entry, strict=False))
+        params = [[json.loads(p.replace("'", '"')) for p in ps] for ps in row.get("params") or []]
+        combos = list(itertools.product(*params)) if params else [()]
+        for i, combo in enumerate(combos):
+            stats = {}
+            for name in STATS:
+                values = row.get(f"stats_{name}")
+                if values is not None and i < len(values) and values[i] is not None:
+                    stats[name] = values[i]
+            samples = row.get("samples")
+            sample = samples[i] if samples is not None and i < len(samples) else None
+            out[(bench, combo)] = (stats or None, sample)
+    return out
+
+
 def versions(run: dict) -> dict:
     """{benchmark: the version of its method} in one results file."""
     column = run["result_columns"].index("version")

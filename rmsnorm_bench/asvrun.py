@@ -46,6 +46,45 @@ def check_options() -> None:
         instrument.shapes_for(phase)
 
 
+def parse_cpus(text: str) -> set[int]:
+    """asv's --cpu-affinity format: 0 or 0,1,2 or 0-3 or 0-3,8 (ValueError otherwise)."""
+    cpus = set()
+    for part in text.split(","):
+        low, _, high = part.strip().partition("-")
+        if not low.isdigit() or (high and not high.isdigit()) or (high and int(high) < int(low)):
+            raise ValueError(f"--cpu-affinity {text!r}: give CPUs as 0, 0,1,2, 0-3 or 0-3,8")
+        cpus.update(range(int(low), int(high or low) + 1))
+    return cpus
+
+
+def check_affinity(asv_args: list[str]) -> None:
+    """A --cpu-affinity among asv's arguments names CPUs this process may run on: asv would
+    fail each benchmark process otherwise (ValueError names them)."""
+    for i, arg in enumerate(asv_args):
+        if arg == "--cpu-affinity" or arg.startswith("--cpu-affinity="):
+            text = arg.partition("=")[2] or (asv_args[i + 1] if i + 1 < len(asv_args) else "")
+            cpus = parse_cpus(text)
+            if not hasattr(os, "sched_getaffinity"):
+                continue  # asv sets it through psutil there, or says why not
+            allowed = os.sched_getaffinity(0)
+            if not cpus <= allowed:
+                raise ValueError(
+                    f"--cpu-affinity {text}: CPU(s) {', '.join(map(str, sorted(cpus - allowed)))} "
+                    f"not available to this run (allowed: {format_cpus(allowed)})"
+                )
+
+
+def format_cpus(cpus) -> str:
+    """0,1,2,3,8 as 0-3,8."""
+    runs, cpus = [], sorted(cpus)
+    for cpu in cpus:
+        if runs and cpu == runs[-1][1] + 1:
+            runs[-1][1] = cpu
+        else:
+            runs.append([cpu, cpu])
+    return ",".join(f"{a}-{b}" if b > a else f"{a}" for a, b in runs)
+
+
 class Busy(Exception):
     pass
 
@@ -196,6 +235,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     try:
         check_options()
+        check_affinity(args.asv)
         conf = asvfiles.read_conf(args.conf)
     except (ValueError, OSError) as e:
         ap.exit(2, f"run: {e}\n")

@@ -6,7 +6,9 @@ Prints shell assignments that scripts/_env.sh evaluates: `machine` (NAME, by def
 GPU's name, e.g. nvidia-h200, with -gpuINDEX for --gpu; "cpu-smoke" without a GPU),
 `device` (cuda, or cpu for the CPU smoke mode), `torch_site` (the site directories of this
 interpreter's torch, Triton and packages, which `link_torch` shows to asv's environment) and
-`facts` (JSON). --register writes the machine's entry in asv's machine file
+`facts` (JSON: GPU, driver, CUDA/ROCm, torch, Triton, and the host CPU's model and count in
+asv's own `cpu` and `num_cpu` fields, which the host time of every public call depends on).
+--register writes the machine's entry in asv's machine file
 (~/.asv-machine.json, under a lock: runs side by side share it) before asv reads it: asv's
 `machine` field plus the facts, which asv records with every result and the dashboard offers
 as selectors.
@@ -15,6 +17,7 @@ as selectors.
 import fcntl
 import json
 import os
+import platform
 import re
 import shlex
 import site
@@ -28,12 +31,30 @@ from .asvfiles import BadFile, read_json
 NAME = re.compile(r"^[A-Za-z0-9._-]+$")
 
 
+def cpu_model(cpuinfo: str = "/proc/cpuinfo") -> str:
+    """The host CPU's model name (Linux's /proc/cpuinfo; elsewhere what platform says)."""
+    try:
+        for line in Path(cpuinfo).read_text().splitlines():
+            key, _, value = line.partition(":")
+            if key.strip() in ("model name", "Model", "cpu model") and value.strip():
+                return " ".join(value.split())
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown"
+
+
+def cpu_facts() -> dict:
+    """asv's own `cpu` and `num_cpu` fields: the host CPU's model and its CPU count (the
+    whole host's; the run's affinity may allow fewer, see scripts/run --cpu-affinity)."""
+    return {"cpu": cpu_model(), "num_cpu": str(os.cpu_count() or 0)}
+
+
 def facts() -> dict:
     """What asv records about this machine besides its name (all values strings)."""
     import torch
     import triton
 
-    info = {"torch": torch.__version__, "triton": triton.__version__}
+    info = {"torch": torch.__version__, "triton": triton.__version__, **cpu_facts()}
     if not torch.cuda.is_available():
         info["gpu"] = "none"  # the CPU smoke mode: Triton's interpreter
         info["gpu_count"] = "0"

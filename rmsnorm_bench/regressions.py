@@ -1,61 +1,147 @@
-"""Exit non-zero when a machine's latest commit is slower than its predecessor.
+"""The gate: exit 1 when this package's figures got slower, between a machine's two newest
+commits or between two commits given.
 
-usage: python -m rmsnorm_bench.regressions [--machine NAME] [--threshold 1.1] [--bench REGEX]
+usage: python -m rmsnorm_bench.regressions [--machine NAME] [--threshold 1.1] [--public-time]
+                                            [--bench REGEX] [--base REV --head REV]
                                             [--results DIR]
 
 For every machine (or --machine), takes the newest commit with results and the one before it
-(by commit date), and compares every tracked figure (public time, device time, peak memory)
-of every case and backend measured in both, where the benchmark's version (its method of
-measuring) is the same in both. A figure more than THRESHOLD times its predecessor's is a
-regression: each is named with its benchmark and parameters. --bench keeps
-the benchmarks whose name matches REGEX, e.g. `track_device_time` on a machine whose host
-makes public-call times noisy between runs (see docs/perf-notes.md).
+(by commit date), or with --base and --head those two commits (what scripts/compare judges
+after `asv continuous`), and compares the figures measured in both, where the benchmark's
+version (its method of measuring) is the same in both.
 
-Exit status: 0 when figures were compared and none regressed, 1 when one regressed, 2 when
-nothing could be checked (no results, no machine with two commits, no figure in common) or the
-input is bad (an unreadable results file, named; a threshold that is not a number >= 1).
+What gates: the figures of backend `triton` (this package) only, and by default two of them:
+`track_device_time` (the kernels, replayed from a CUDA graph) and `track_peak_memory`.
+--public-time adds `track_time`, the public call's time, which on GPU machines moves between
+processes by up to 3x with no code changed (docs/perf-notes.md): judge it only when both
+commits were measured side by side. --bench keeps, of those, the benchmarks whose name
+matches REGEX. The peers' figures (torch, torch_compile, liger, quack, flydsl) are compared
+and shown ("peer, not gating"), and never fail the gate: their code is not this commit's.
+
+A figure regressed when it is more than THRESHOLD times its old value and, where both
+commits recorded samples, the difference is significant by asv's own test (Mann-Whitney U,
+else 99% confidence intervals), as `asv compare` judges it. Each is named with its benchmark
+and parameters.
+
+Exit status: 0 when figures of ours were compared and none regressed, 1 when one regressed,
+2 when nothing of ours could be checked (no results, no machine with two commits, no gating
+figure in common: in the CPU smoke mode there is public time only, so pass --public-time) or
+the input is bad (an unreadable results file, named; a threshold that is not a number >= 1).
 """
 
 import math
 import re
+import subprocess
 import sys
 from pathlib import Path
 
 from . import ROOT, argument_parser
-from .asvfiles import BadFile, figures, load_runs, versions
+from .asvfiles import BadFile, figure_stats, figures, load_runs, versions
+
+OURS = "triton"  # the backend whose figures gate; the others are peers
+GATING = ("track_device_time", "track_peak_memory")  # by default
+PUBLIC = "track_time"  # with --public-time
 
 
-def check_machine(folder: Path, threshold: float, bench_pattern: str = ""):
-    runs = load_runs(folder)
-    if len(runs) < 2:
-        return [], f"{folder.name}: {len(runs)} commit(s) with results, nothing to compare", 0
-    old, new = runs[-2], runs[-1]
+def figure_name(bench: str) -> str:
+    return bench.rsplit(".", 1)[-1]
+
+
+def gates(key, public_time: bool = False) -> bool:
+    """Whether a figure ((benchmark, params), params ending in the backend) can fail the
+    gate: this package's, of a gating benchmark."""
+    bench, params = key
+    kinds = GATING + ((PUBLIC,) if public_time else ())
+    return bool(params) and params[-1] == OURS and figure_name(bench) in kinds
+
+
+def shown(key, public_time: bool = False) -> bool:
+    """Whether a figure is compared at all: one of the gating kinds, of any backend."""
+    kinds = GATING + ((PUBLIC,) if public_time else ())
+    return figure_name(key[0]) in kinds
+
+
+def slower(old, new, old_stats, new_stats, threshold: float) -> bool:
+    """`new` regressed from `old`: asv compare's test (asv.commands.compare._is_result_better):
+    larger than the factor, and significant where both have samples of more than one repeat."""
+    if not (old > 0 and new > threshold * old):
+        return False
+    if old_stats and new_stats and old_stats[0] and new_stats[0]:
+        if old_stats[0].get("repeat", 0) != 1 and new_stats[0].get("repeat", 0) != 1:
+            from asv import _stats
+
+            return bool(_stats.is_different(old_stats[1], new_stats[1], old_stats[0], new_stats[0]))
+    return True
+
+
+def compare_runs(
+    name: str, old: dict, new: dict, threshold: float, bench_pattern="", public_time=False
+):
+    """(ours that regressed, peers that did, summary, count of our figures compared)."""
     before, after = figures(old), figures(new)
-    shared = {key for key in set(before) & set(after) if re.search(bench_pattern, key[0])}
+    old_stats, new_stats = figure_stats(old), figure_stats(new)
+    shared = {
+        key
+        for key in set(before) & set(after)
+        if shown(key, public_time) and re.search(bench_pattern, key[0])
+    }
     old_versions, new_versions = versions(old), versions(new)
     common = {key for key in shared if old_versions[key[0]] == new_versions[key[0]]}
-    found = []
+    ours, peers = [], []
     for key in sorted(common):
-        if before[key] > 0 and after[key] > threshold * before[key]:
+        if slower(before[key], after[key], old_stats.get(key), new_stats.get(key), threshold):
             bench, params = key
-            found.append(
-                f"{folder.name}: {bench}({', '.join(map(repr, params))}): {before[key]:.4g} -> "
+            line = (
+                f"{name}: {bench}({', '.join(map(repr, params))}): {before[key]:.4g} -> "
                 f"{after[key]:.4g} ({after[key] / before[key]:.2f}x)"
             )
+            (ours if gates(key, public_time) else peers).append(line)
+    counted = sum(1 for key in common if gates(key, public_time))
+    kinds = ", ".join(GATING + ((PUBLIC,) if public_time else ()))
     summary = (
-        f"{folder.name}: {new['commit_hash'][:8]} vs {old['commit_hash'][:8]}: "
-        f"{len(common)} figures compared, {len(found)} regression(s)"
+        f"{name}: {new['commit_hash'][:8]} vs {old['commit_hash'][:8]}: {counted} figures of "
+        f"{OURS} compared ({kinds}), {len(ours)} regression(s); {len(common) - counted} peer "
+        f"figures shown, {len(peers)} slower (not gating)"
     )
     if len(shared) > len(common):
         summary += f"; {len(shared) - len(common)} not compared (measured by another method)"
-    return found, summary, len(common)
+    return ours, peers, summary, counted
+
+
+def check_machine(folder: Path, threshold: float, bench_pattern="", public_time=False, pair=None):
+    """Compare a machine's newest commit with its predecessor, or `pair` (base, head: full
+    hashes or prefixes) with each other."""
+    runs = load_runs(folder)
+    if pair:
+        found = []
+        for rev in pair:
+            match = [r for r in runs if r["commit_hash"].startswith(rev)]
+            if not match:
+                return [], [], f"{folder.name}: no results for commit {rev[:10]}", 0
+            found.append(match[-1])
+        old, new = found
+    elif len(runs) < 2:
+        return [], [], f"{folder.name}: {len(runs)} commit(s) with results, nothing to compare", 0
+    else:
+        old, new = runs[-2], runs[-1]
+    return compare_runs(folder.name, old, new, threshold, bench_pattern, public_time)
+
+
+def resolve(rev: str) -> str:
+    """A revision git knows here as its full hash; anything else as given (a prefix)."""
+    cmd = ["git", "-C", str(ROOT), "rev-parse", "--verify", "-q", f"{rev}^{{commit}}"]
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    return done.stdout.strip() if done.returncode == 0 else rev.lower()
 
 
 def main(argv=None) -> int:
     ap = argument_parser(__spec__.name, __doc__)
     ap.add_argument("--machine", help="default: every machine under --results")
     ap.add_argument("--threshold", type=float, default=1.1, help="a slowdown factor (1.1)")
+    ap.add_argument("--public-time", action="store_true", help="let track_time gate too")
     ap.add_argument("--bench", default="", help="only benchmarks whose name matches this regex")
+    ap.add_argument("--base", help="the old commit (with --head; default: the newest but one)")
+    ap.add_argument("--head", help="the new commit (with --base)")
     ap.add_argument("--results", type=Path, default=ROOT / "results")
     args = ap.parse_args(argv)
     try:
@@ -64,6 +150,9 @@ def main(argv=None) -> int:
         ap.error(f"--bench {args.bench!r} is not a regular expression ({e})")
     if not math.isfinite(args.threshold) or args.threshold < 1:
         ap.error(f"--threshold must be a number >= 1, got {args.threshold}")
+    if bool(args.base) != bool(args.head):
+        ap.error("--base and --head go together")
+    pair = (resolve(args.base), resolve(args.head)) if args.base else None
     if not args.results.is_dir():
         ap.exit(2, f"regressions: {args.results} is not a folder of results\n")
     folders = sorted(p for p in args.results.glob("*") if p.is_dir())
@@ -73,20 +162,26 @@ def main(argv=None) -> int:
             ap.exit(2, f"regressions: no results for machine {args.machine!r}\n")
     if not folders:
         ap.exit(2, f"regressions: no machine's results under {args.results}: nothing checked\n")
-    regressions, compared = [], 0
+    ours, peers, compared = [], [], 0
     for folder in folders:
         try:
-            found, summary, count = check_machine(folder, args.threshold, args.bench)
+            found, others, summary, count = check_machine(
+                folder, args.threshold, args.bench, args.public_time, pair
+            )
         except BadFile as e:
             ap.exit(2, f"regressions: {e}\n")
         print(summary)
-        regressions += found
+        ours += found
+        peers += others
         compared += count
-    for line in regressions:
+    for line in peers:
+        print("peer, not gating:", line)
+    for line in ours:
         print("REGRESSION", line)
     if not compared:
-        ap.exit(2, "regressions: no figure compared: nothing checked (see above)\n")
-    return 1 if regressions else 0
+        hint = "" if args.public_time else " (public time is judged with --public-time only)"
+        ap.exit(2, f"regressions: no figure of {OURS} compared: nothing checked{hint}\n")
+    return 1 if ours else 0
 
 
 if __name__ == "__main__":

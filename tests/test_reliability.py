@@ -163,6 +163,21 @@ def test_unknown_backends_are_refused_before_anything_runs(value, monkeypatch, c
     assert refused.value.code == 2 and repr(value) in capsys.readouterr().err
 
 
+def test_cpu_affinity_is_checked_against_what_the_host_allows(monkeypatch, capsys):
+    assert asvrun.parse_cpus("0-3,8") == {0, 1, 2, 3, 8}
+    assert asvrun.format_cpus({0, 1, 2, 3, 8}) == "0-3,8"
+    for bad in ("", "a", "3-1", "0,,1"):
+        with pytest.raises(ValueError, match="--cpu-affinity"):
+            asvrun.parse_cpus(bad)
+    allowed = sorted(os.sched_getaffinity(0))
+    asvrun.check_affinity(["run", "--cpu-affinity", str(allowed[0]), "HEAD^!"])
+    monkeypatch.setattr(asvrun, "run_guarded", lambda *a, **k: pytest.fail("it ran"))
+    with pytest.raises(SystemExit) as refused:
+        asvrun.main(["--machine", "h200", "--", "run", "--cpu-affinity", "4096"])
+    err = capsys.readouterr().err
+    assert refused.value.code == 2 and "4096 not available to this run" in err
+
+
 def test_backend_lists_may_hold_spaces_and_shapes_may_not_repeat(monkeypatch):
     monkeypatch.setenv(common.BACKENDS_VAR, "torch, triton")
     assert common.selected_backends() == ["triton", "torch"]
@@ -299,7 +314,8 @@ def test_a_corrupt_machine_file_is_named(tmp_path, monkeypatch, capsys):
 @pytest.mark.parametrize(
     "script,args",
     [("run", ["--machine"]), ("run", ["--gpu", "--no-publish"]), ("compare", ["--factor"])]
-    + [("compare", ["--factor", "x", "HEAD"]), ("compare", ["--machine"])],
+    + [("compare", ["--factor", "x", "HEAD"]), ("compare", ["--machine"])]
+    + [("compare", ["--cpu-affinity"]), ("run", ["--cpu-affinity", "--no-publish"])],
 )
 def test_an_option_without_its_value_is_named(script, args):
     done = shell(script, *args)

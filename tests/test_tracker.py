@@ -4,6 +4,7 @@ publishing, the machine's facts; the tools are imported, the shell entry points 
 import importlib
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -71,18 +72,32 @@ def test_parse_shapes_names_the_bad_entry(bad):
         assert repr(bad.strip()) in str(e.value) or repr(bad) in str(e.value)
 
 
-def write_run(folder: Path, commit: str, date: int, values: dict, version="v"):
-    """An asv results file with one parametrized benchmark of the given (case, backend) values."""
+def write_run(
+    folder: Path,
+    commit: str,
+    date: int,
+    values: dict,
+    version="v",
+    bench="bench_rmsnorm.RMSNormBackward.track_time",
+    samples: dict | None = None,
+):
+    """An asv results file with one parametrized benchmark of the given (case, backend) values
+    (and, given samples {(case, backend): [...]}, their samples and asv's stats columns)."""
     cases = sorted({c for c, _ in values})
     backends = sorted({b for _, b in values})
     result = [values.get((c, b)) for c in cases for b in backends]
     params = [[repr(c) for c in cases], [repr(b) for b in backends]]
+    columns, row = COLUMNS, [result, params, version, 0, 1.0]
+    if samples:
+        each = [samples.get((c, b)) for c in cases for b in backends]
+        columns = [*COLUMNS, "stats_repeat", "samples"]
+        row += [[len(s) if s else None for s in each], each]
     run = {
         "commit_hash": commit,
         "date": date,
         "params": {"machine": folder.name},
-        "result_columns": COLUMNS,
-        "results": {"bench_rmsnorm.RMSNormBackward.track_time": [result, params, version, 0, 1.0]},
+        "result_columns": columns,
+        "results": {bench: row},
     }
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{commit[:8]}-virtualenv-py3.11.json"
@@ -235,8 +250,9 @@ def test_regressions_name_benchmark_and_parameters(tmp_path, capsys):
         folder, "b" * 40, 2, {("4096x4096-bf16", "triton"): 1.3e-4, ("1x4096-bf16", "triton"): 5e-5}
     )
 
-    def check(*args):
-        code = regressions.main(["--results", str(tmp_path / "results"), *map(str, args)])
+    def check(*args):  # track_time: public time, which gates when asked for
+        args = ["--results", tmp_path / "results", "--public-time", *args]
+        code = regressions.main(list(map(str, args)))
         return code, capsys.readouterr().out
 
     code, out = check("--threshold", 1.2)
@@ -246,9 +262,9 @@ def test_regressions_name_benchmark_and_parameters(tmp_path, capsys):
     assert check("--threshold", 1.5)[0] == 0
     with pytest.raises(SystemExit) as nothing:  # nothing checked is no pass
         check("--bench", "device")
-    assert nothing.value.code == 2 and "0 figures compared" in capsys.readouterr().out
+    assert nothing.value.code == 2 and "0 figures of triton compared" in capsys.readouterr().out
     code, out = check("--bench", "Backward")
-    assert code == 1 and "2 figures compared" in out, out
+    assert code == 1 and "2 figures of triton compared" in out, out
     with pytest.raises(SystemExit) as bad:
         check("--bench", "(")
     assert bad.value.code == 2 and "not a regular expression" in capsys.readouterr().err
@@ -259,16 +275,114 @@ def test_regressions_name_benchmark_and_parameters(tmp_path, capsys):
 
 def test_regressions_compare_only_figures_of_one_method(tmp_path, capsys):
     folder = tmp_path / "results" / "h200"
-    results = ["--results", str(tmp_path / "results")]
+    results = ["--results", str(tmp_path / "results"), "--public-time"]
     write_run(folder, "a" * 40, 1, {("1x4096-bf16", "triton"): 5e-6}, version="graph-1")
     write_run(folder, "b" * 40, 2, {("1x4096-bf16", "triton"): 9e-6}, version="graph-2")
     with pytest.raises(SystemExit) as nothing:
         regressions.main(results)
     out = capsys.readouterr().out
-    assert nothing.value.code == 2 and "0 figures compared" in out and "1 not compared" in out
+    assert (
+        nothing.value.code == 2
+        and "0 figures of triton compared" in out
+        and "1 not compared" in out
+    )
     write_run(folder, "c" * 40, 3, {("1x4096-bf16", "triton"): 2e-5}, version="graph-2")
     assert regressions.main(results) == 1
     assert "9e-06 -> 2e-05" in capsys.readouterr().out
+
+
+DEVICE = "bench_rmsnorm.RMSNormBackward.track_device_time"
+
+
+def test_the_gate_judges_our_figures_and_shows_the_peers(tmp_path, capsys):
+    folder = tmp_path / "results" / "h200"
+    results = ["--results", str(tmp_path / "results")]
+    ours, torch = ("4096x4096-bf16", "triton"), ("4096x4096-bf16", "torch")
+    write_run(folder, "a" * 40, 1, {ours: 1e-4, torch: 1e-4}, bench=DEVICE)
+    write_run(folder, "b" * 40, 2, {ours: 1e-4, torch: 3e-4}, bench=DEVICE)
+    assert regressions.main(results) == 0  # torch's code did not change: shown, not gating
+    out = capsys.readouterr().out
+    assert "peer, not gating: h200: " + DEVICE + "('4096x4096-bf16', 'torch')" in out
+    assert "REGRESSION" not in out and "1 figures of triton compared" in out
+    write_run(folder, "c" * 40, 3, {ours: 2e-4, torch: 6e-4}, bench=DEVICE)
+    assert regressions.main(results) == 1
+    (line,) = [x for x in capsys.readouterr().out.splitlines() if x.startswith("REGRESSION")]
+    assert "'triton'" in line and "(2.00x)" in line
+    # two commits given: what scripts/compare judges after asv continuous
+    assert regressions.main([*results, "--base", "a" * 8, "--head", "b" * 8]) == 0
+    assert "bbbbbbbb vs aaaaaaaa" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as bad:
+        regressions.main([*results, "--base", "a" * 8])
+    assert bad.value.code == 2
+
+
+def test_public_time_gates_only_when_asked(tmp_path, capsys):
+    folder = tmp_path / "results" / "h200"
+    results = ["--results", str(tmp_path / "results")]
+    for commit, date, value in (("a" * 40, 1, 1e-4), ("b" * 40, 2, 3e-4)):
+        write_run(folder, commit, date, {("1x4096-bf16", "triton"): value})  # track_time
+    with pytest.raises(SystemExit) as nothing:  # only public time here: nothing gates
+        regressions.main(results)
+    assert nothing.value.code == 2 and "--public-time" in capsys.readouterr().err
+    assert regressions.main([*results, "--public-time"]) == 1
+
+
+def test_the_gate_asks_for_significance_where_there_are_samples(tmp_path, capsys):
+    folder = tmp_path / "results" / "h200"
+    results = ["--results", str(tmp_path / "results")]
+    key = ("1x4096-bf16", "triton")
+    spread = [1e-5 * (1 + i) for i in range(10)]  # 10-100 us
+    write_run(folder, "a" * 40, 1, {key: 5e-5}, bench=DEVICE, samples={key: spread})
+    noisy = [s * 1.3 for s in spread]  # a median 30% up, within the old spread
+    write_run(folder, "b" * 40, 2, {key: 6.5e-5}, bench=DEVICE, samples={key: noisy})
+    assert regressions.main(results) == 0
+    clear = [s + 2e-4 for s in spread]  # every sample slower
+    write_run(folder, "c" * 40, 3, {key: 2.5e-4}, bench=DEVICE, samples={key: clear})
+    assert regressions.main(results) == 1
+
+
+def test_the_regressions_page_config_lists_what_gates():
+    # asv.conf.json's regexes (asv's own options) and the gate agree on every figure
+    first = asvfiles.read_conf()["regressions_first_commits"]
+    for figure in ("track_time", "track_device_time", "track_peak_memory"):
+        for backend in common.BACKENDS:
+            bench = f"bench_rmsnorm.FusedAddRMSNormForward.{figure}"
+            entry = f"{bench}('1x4096-bf16', '{backend}')@main"
+            listed = not any(re.match(regex, entry) for regex in first)
+            assert listed == regressions.gates((bench, ("1x4096-bf16", backend))), entry
+
+
+def test_published_regressions_hold_our_figures_only(tmp_path):
+    # a triton and a torch figure both twice as slow: only ours is on the page and in the feed
+    commits = subprocess.run(
+        ["git", "rev-list", "--first-parent", "-n", "4", "HEAD"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()[::-1]
+    results = tmp_path / "results"
+    bench = "bench_rmsnorm.RMSNormBackward.track_device_time"
+    listed = asvfiles.read_json(ROOT / "results" / "benchmarks.json")
+    public = bench.replace("track_device_time", "track_time")
+    for date, (commit, value) in enumerate(zip(commits, (1e-4, 1e-4, 2e-4, 2e-4), strict=True), 1):
+        values = {("1x256-bf16", "triton"): value, ("1x256-bf16", "torch"): value}
+        path = write_run(results / "h200", commit, date, values, listed[bench]["version"], bench)
+        run = json.loads(path.read_text())
+        write_run(results / "h200", commit, date, values, listed[public]["version"], public)
+        run["results"].update(json.loads(path.read_text())["results"])  # public time too
+        run.update(env_name="virtualenv-py3.11", python="3.11", version=2, date=date * 1000)
+        run.update(requirements={}, env_vars={}, durations={})
+        run["params"]["python"] = "3.11"
+        path.write_text(json.dumps(run))
+    (results / "h200" / "machine.json").write_text('{"machine": "h200", "version": 1}')
+    (results / "benchmarks.json").write_text(json.dumps(listed))
+    publish.publish(tmp_path / "html", ["HEAD"], results)
+    found = json.loads((tmp_path / "html" / "regressions.json").read_text())["regressions"]
+    names = [entry[0] for entry in found]
+    assert names == [f"{bench}('1x256-bf16', 'triton')"], names
+    feed = (tmp_path / "html" / "regressions.xml").read_text()
+    assert "'triton'" in feed and "'torch'" not in feed and "track_time" not in feed
 
 
 def test_union_benchmarks_lists_every_machines_shapes(tmp_path):
@@ -387,6 +501,10 @@ def test_machine_names_facts_and_registers_them(tmp_path):
     assert machine.default_name({"gpu": "none", "gpu_count": "0"}) == "cpu-smoke"
     facts = machine.facts()
     assert facts["gpu_count"] == "0" and facts["gpu"] == "none"  # this is the CPU run
+    assert facts["cpu"] and int(facts["num_cpu"]) == os.cpu_count()  # asv's own fields
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text("processor\t: 0\nmodel name\t: Intel(R)  Xeon(R) Platinum 8480C\n")
+    assert machine.cpu_model(str(cpuinfo)) == "Intel(R) Xeon(R) Platinum 8480C"
     import torch
 
     assert str(Path(torch.__file__).parent.parent) in machine.torch_site()
