@@ -113,18 +113,12 @@ def _configure(module, interpreting: bool) -> None:
 # --------------------------------------------------------------------------------------------
 
 
-def _dtype(t):
-    return None if t is None else t.dtype
-
-
 def _forward_plan(x, weight, has_residual: bool) -> tuple:
-    bucket = _plan.bucket_of(x.shape[1])
-    return _plan.forward_plan(bucket, x.dtype, _dtype(weight), has_residual, x.device).native()
+    return _plan.of_call(_plan.forward_plan, x, weight, has_residual).native()
 
 
 def _backward_plan(x, weight, compute_dw: bool) -> tuple:
-    bucket = _plan.bucket_of(x.shape[1])
-    return _plan.backward_plan(bucket, x.dtype, _dtype(weight), compute_dw, x.device).native()
+    return _plan.of_call(_plan.backward_plan, x, weight, compute_dw).native()
 
 
 def _launch(launch_id: int, grid, args, align: int, flags: int) -> None:

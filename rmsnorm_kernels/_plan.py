@@ -279,6 +279,12 @@ def bucket_of(n: int) -> int:
     return -1 if n >= _config.STREAM_MIN_N else 0
 
 
+def of_call(build, x, weight, flag: bool):
+    """The plan ``build`` (forward_plan or backward_plan) makes for a call on 2-D rows x."""
+    w_dtype = None if weight is None else weight.dtype
+    return build(bucket_of(x.shape[1]), x.dtype, w_dtype, flag, x.device)
+
+
 def clear_caches() -> None:
     """Forget every plan (tests count compilations from zero); the compiled host path's
     caches are cleared by ``_extension.clear_caches``."""

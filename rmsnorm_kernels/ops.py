@@ -163,11 +163,7 @@ def _forward(x, weight, eps: float, residual=None):
     """The Python path's forward (csrc/rmsnorm.cpp's ``forward`` is the compiled one)."""
     m, n = x.shape
     has_residual = residual is not None
-    plan = _plan.forward_plan(
-        _plan.bucket_of(n), x.dtype, None if weight is None else weight.dtype, has_residual,
-        x.device,
-    )  # fmt: skip
-    rows = plan.for_rows(m)
+    rows = _plan.of_call(_plan.forward_plan, x, weight, has_residual).for_rows(m)
     y = torch.empty((m, n), dtype=x.dtype, device=x.device)
     rstd = torch.empty((m,), dtype=torch.float32, device=x.device)
     residual_out = torch.empty_like(y) if has_residual else None
@@ -187,10 +183,7 @@ def _backward(dy, x, weight, rstd, d_residual_out=None, compute_dw=True):
     """The Python path's backward (csrc/rmsnorm.cpp's ``backward`` is the compiled one)."""
     m, n = x.shape
     compute_dw = compute_dw and weight is not None
-    plan = _plan.backward_plan(
-        _plan.bucket_of(n), x.dtype, None if weight is None else weight.dtype, compute_dw,
-        x.device,
-    )  # fmt: skip
+    plan = _plan.of_call(_plan.backward_plan, x, weight, compute_dw)
     tile = plan.for_rows(m)
     dx = torch.empty((m, n), dtype=x.dtype, device=x.device)
     dw = None
