@@ -137,6 +137,8 @@ def main(argv=None) -> int:
     if gpus and sorted(shown) != sorted(gpus):
         problems.append(f"the page of {BENCH} opens on {shown}; want the GPU machines {gpus}")
     url = index.get("show_commit_url") or "#"
+    if url.startswith("#"):  # asv's default: a link to a page of the dashboard that is none
+        problems.append("no show_commit_url: commit links lead nowhere")
     if args.commit_url and url != args.commit_url:
         problems.append(f"commit links go to {url}HASH; want {args.commit_url}HASH")
     linked = re.findall(r'href="' + re.escape(url) + r'([0-9a-f]{7,40})"', summary)
