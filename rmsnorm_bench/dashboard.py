@@ -7,9 +7,9 @@ Serves HTML_DIR on 127.0.0.1, sends every other request to a dead proxy, and che
 page lists the benchmarks, draws a history graph (flot's canvas) whose data holds the commit
 (default: HEAD) and at least --min-commits commits, and offers the machine selection with at
 least --machines machines; that a benchmark opens on GPU machines only (no machine without a
-GPU selected), that the commit links of the benchmark list go to index.json's
-show_commit_url + a published commit, and that every machine's report page (report/) loads
-with its pictures. Exits non-zero, saying what is missing.
+GPU selected), that index.json has a show_commit_url (--commit-url: that one) and the
+benchmark list or the reports link a published commit with it, and that every machine's
+report page (report/) loads with its pictures. Exits non-zero, saying what is missing.
 """
 
 import functools
@@ -65,9 +65,9 @@ def selected_machines(graph: str, machines: list[str]) -> list[str]:
     return [m for active, m in BUTTON.findall(graph) if active and m in machines]
 
 
-def check_reports(chromium: str, base: str, index: dict) -> list[str]:
+def check_reports(chromium: str, base: str, index: dict) -> tuple[list[str], str]:
     """Every machine's newest report is listed on report/, and its page shows its pictures,
-    each of which the server gives as a PNG."""
+    each of which the server gives as a PNG; returns the problems and report/'s DOM."""
     problems = []
     listing = dump_dom(chromium, base + "report/")
     pages = re.findall(r'href="([^"/]+/[0-9a-f]{8}/)"', listing)
@@ -82,7 +82,7 @@ def check_reports(chromium: str, base: str, index: dict) -> list[str]:
             with urllib.request.urlopen(base + "report/" + page + image, timeout=30) as r:
                 if r.read()[:8] != b"\x89PNG\r\n\x1a\n":
                     problems.append(f"report/{page}{image} is not a PNG")
-    return problems
+    return problems, listing
 
 
 def main(argv=None) -> int:
@@ -122,7 +122,8 @@ def main(argv=None) -> int:
         listing = dump_dom(chromium, base)
         graph = dump_dom(chromium, base + "#" + BENCH)
         summary = dump_dom(chromium, base + "#/summarylist")
-        problems += check_reports(chromium, base, index)
+        found, reports = check_reports(chromium, base, index)
+        problems += found
     finally:
         server.shutdown()
     if "bench_rmsnorm.RMSNormForward" not in listing or "FusedAddRMSNormBackward" not in listing:
@@ -141,9 +142,11 @@ def main(argv=None) -> int:
         problems.append("no show_commit_url: commit links lead nowhere")
     if args.commit_url and url != args.commit_url:
         problems.append(f"commit links go to {url}HASH; want {args.commit_url}HASH")
-    linked = re.findall(r'href="' + re.escape(url) + r'([0-9a-f]{7,40})"', summary)
+    # asv's benchmark list links a commit where it found a change (not always); the reports
+    # link theirs
+    linked = re.findall(r'href="' + re.escape(url) + r'([0-9a-f]{7,40})"', summary + reports)
     if not any(h.startswith(c) for c in linked for h in revisions):
-        problems.append(f"the benchmark list links no published commit as {url}HASH")
+        problems.append(f"neither the benchmark list nor report/ links a commit as {url}HASH")
     if problems:
         sys.exit("dashboard: " + "; ".join(problems))
     print(
