@@ -1,21 +1,27 @@
 """Load a published dashboard in headless Chromium with the network cut off, and check it.
 
 usage: python -m rmsnorm_bench.dashboard HTML_DIR [--commit SHA] [--machines N] [--min-commits N]
+                                        [--commit-url URL]
 
 Serves HTML_DIR on 127.0.0.1, sends every other request to a dead proxy, and checks that the
 page lists the benchmarks, draws a history graph (flot's canvas) whose data holds the commit
 (default: HEAD) and at least --min-commits commits, and offers the machine selection with at
-least --machines machines. Exits non-zero, saying what is missing.
+least --machines machines; that a benchmark opens on GPU machines only (no machine without a
+GPU selected), that index.json has a show_commit_url (--commit-url: that one) and the
+benchmark list or the reports link a published commit with it, and that every machine's
+report page (report/) loads with its pictures. Exits non-zero, saying what is missing.
 """
 
 import functools
 import http.server
 import json
+import re
 import shutil
 import subprocess
 import sys
 import tempfile
 import threading
+import urllib.request
 from pathlib import Path
 
 from . import ROOT, argument_parser
@@ -51,12 +57,41 @@ def dump_dom(chromium: str, url: str) -> str:
     return out.stdout
 
 
+BUTTON = re.compile(r'<a class="btn btn-default btn-xs( active)?" role="button"[^>]*>([^<]*)</a>')
+
+
+def selected_machines(graph: str, machines: list[str]) -> list[str]:
+    """The machines whose button is active on a graph page's DOM."""
+    return [m for active, m in BUTTON.findall(graph) if active and m in machines]
+
+
+def check_reports(chromium: str, base: str, index: dict) -> tuple[list[str], str]:
+    """Every machine's newest report is listed on report/, and its page shows its pictures,
+    each of which the server gives as a PNG; returns the problems and report/'s DOM."""
+    problems = []
+    listing = dump_dom(chromium, base + "report/")
+    pages = re.findall(r'href="([^"/]+/[0-9a-f]{8}/)"', listing)
+    if len(pages) < len(index["params"].get("machine", [])):
+        problems.append(f"report/ lists {len(pages)} report(s); want one per machine")
+    for page in pages:
+        dom = dump_dom(chromium, base + "report/" + page)
+        images = re.findall(r'<img src="([^"]+)"', dom)
+        if "<table>" not in dom or not images:
+            problems.append(f"report/{page} shows no table or no picture")
+        for image in images:
+            with urllib.request.urlopen(base + "report/" + page + image, timeout=30) as r:
+                if r.read()[:8] != b"\x89PNG\r\n\x1a\n":
+                    problems.append(f"report/{page}{image} is not a PNG")
+    return problems, listing
+
+
 def main(argv=None) -> int:
     ap = argument_parser(__spec__.name, __doc__)
     ap.add_argument("html_dir", type=Path, help="a published dashboard")
     ap.add_argument("--commit", help="a commit that must be shown (default: HEAD)")
     ap.add_argument("--machines", type=int, default=1, help="machines it must offer (1)")
     ap.add_argument("--min-commits", type=int, default=1, help="commits it must plot (1)")
+    ap.add_argument("--commit-url", help="the commit links it must have (URL + hash)")
     args = ap.parse_args(argv)
     head = ["git", "-C", str(ROOT), "rev-parse", "HEAD"]
     commit = args.commit or subprocess.check_output(head, text=True).strip()
@@ -86,6 +121,9 @@ def main(argv=None) -> int:
     try:
         listing = dump_dom(chromium, base)
         graph = dump_dom(chromium, base + "#" + BENCH)
+        summary = dump_dom(chromium, base + "#/summarylist")
+        found, reports = check_reports(chromium, base, index)
+        problems += found
     finally:
         server.shutdown()
     if "bench_rmsnorm.RMSNormForward" not in listing or "FusedAddRMSNormBackward" not in listing:
@@ -95,11 +133,26 @@ def main(argv=None) -> int:
     missing = [m for m in machines if m not in graph]
     if missing or "machine" not in graph:
         problems.append(f"the graph page offers no selection of machine(s) {missing}")
+    gpus = [m for m in machines if str(index["machines"][m].get("gpu", "none")) != "none"]
+    shown = selected_machines(graph, machines)
+    if gpus and sorted(shown) != sorted(gpus):
+        problems.append(f"the page of {BENCH} opens on {shown}; want the GPU machines {gpus}")
+    url = index.get("show_commit_url") or "#"
+    if url.startswith("#"):  # asv's default: a link to a page of the dashboard that is none
+        problems.append("no show_commit_url: commit links lead nowhere")
+    if args.commit_url and url != args.commit_url:
+        problems.append(f"commit links go to {url}HASH; want {args.commit_url}HASH")
+    # asv's benchmark list links a commit where it found a change (not always); the reports
+    # link theirs
+    linked = re.findall(r'href="' + re.escape(url) + r'([0-9a-f]{7,40})"', summary + reports)
+    if not any(h.startswith(c) for c in linked for h in revisions):
+        problems.append(f"neither the benchmark list nor report/ links a commit as {url}HASH")
     if problems:
         sys.exit("dashboard: " + "; ".join(problems))
     print(
         f"dashboard: ok: benchmarks listed, graph drawn for {commit[:8]}, "
-        f"{len(points)} commit(s), machines {machines}"
+        f"{len(points)} commit(s), machines {machines}, opened on {shown}, commit links "
+        f"{url}HASH, reports with pictures"
     )
     return 0
 

@@ -15,6 +15,16 @@ html/vendor/ is the one copy of those files: each dashboard carries a copy of it
 --preview then
 serves the dashboard on 127.0.0.1 only (port 8080 by default; 0: any free port).
 
+Beside asv's pages (rmsnorm_bench/pages.py): each benchmark opens on the first GPU machine's
+view (its cases, on a log axis where they span decades; the navigation bar links every
+machine's view, the CPU smoke mode's included), and report/ holds the report of each
+machine's newest commit (tables and per-op pictures), linked as "Reports".
+
+Commit links (a graph's point, the lists, the reports) go to COMMIT_URL + the hash: the
+first set of --commit-url, $RMSNORM_BENCH_COMMIT_URL, asv.conf.json's show_commit_url,
+pyproject.toml's [project.urls] Repository (+ /commit/); a placeholder that leads nowhere is
+published with a warning until one is set.
+
 The graphs follow the branches of asv.conf.json (main); --branch plots the history of
 another (e.g. HEAD in a CI clone that has no local main; the graphs' folders are named
 after it, so publish html/ with the configured branches only).
@@ -32,7 +42,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-from . import ROOT, argument_parser, asvfiles, vendor
+from . import ROOT, argument_parser, asvfiles, pages, vendor
+
+COMMIT_URL_ENV = "RMSNORM_BENCH_COMMIT_URL"
+# asv.conf.json's show_commit_url until the project's repository is known
+PLACEHOLDER_URL = "https://repository-url-not-set.invalid/commit/"
 
 
 class PublishError(Exception):
@@ -83,9 +97,42 @@ def check_branches(branches: list[str]) -> None:
             )
 
 
-def asv_publish(results: Path, site: Path, branches: list[str]) -> None:
+def repository_url(pyproject: Path = ROOT / "pyproject.toml") -> str | None:
+    """pyproject.toml's [project.urls] Repository (or Source, Homepage), if any."""
+    try:
+        import tomllib
+    except ImportError:  # Python 3.10
+        return None
+    try:
+        urls = tomllib.loads(pyproject.read_text()).get("project", {}).get("urls", {})
+    except (OSError, ValueError):
+        return None
+    lowered = {k.lower(): v for k, v in urls.items()}
+    return next((lowered[k] for k in ("repository", "source", "homepage") if k in lowered), None)
+
+
+def commit_url(option: str | None, conf: dict, pyproject: Path = ROOT / "pyproject.toml"):
+    """(the URL a commit hash is appended to, a warning or None): --commit-url, then
+    $RMSNORM_BENCH_COMMIT_URL, asv.conf.json's show_commit_url, the repository of
+    pyproject.toml; else the placeholder, with a warning."""
+    configured = conf.get("show_commit_url") or ""
+    if configured in ("#", PLACEHOLDER_URL):
+        configured = ""
+    repository = repository_url(pyproject)
+    from_repo = repository.rstrip("/") + "/commit/" if repository else ""
+    url = option or os.environ.get(COMMIT_URL_ENV) or configured or from_repo
+    if url:
+        return url, None
+    return PLACEHOLDER_URL, (
+        f"commit links lead to the placeholder {PLACEHOLDER_URL}: set show_commit_url in "
+        f"asv.conf.json (e.g. https://github.com/OWNER/REPO/commit/), ${COMMIT_URL_ENV} or "
+        "--commit-url"
+    )
+
+
+def asv_publish(results: Path, site: Path, branches: list[str], url: str = PLACEHOLDER_URL) -> None:
     """`asv publish` of a copy of `results` (every machine's parameters listed) into `site`,
-    with graphs along `branches`."""
+    with graphs along `branches` and commit links to `url` + hash."""
     with tempfile.TemporaryDirectory() as tmp:
         copy = Path(tmp) / "results"
         shutil.copytree(results, copy)
@@ -96,7 +143,8 @@ def asv_publish(results: Path, site: Path, branches: list[str]) -> None:
         fd, conf = tempfile.mkstemp(dir=ROOT, prefix=".asv-publish-", suffix=".json")
         os.close(fd)
         try:
-            asvfiles.write_conf(Path(conf), {"results_dir": str(copy), "branches": branches})
+            changes = {"results_dir": str(copy), "branches": branches, "show_commit_url": url}
+            asvfiles.write_conf(Path(conf), changes)
             cmd = [sys.executable, "-m", "asv", "publish", "--config", conf]
             subprocess.run([*cmd, "--html-dir", str(site)], check=True)
         finally:
@@ -120,7 +168,9 @@ def install(site: Path, out: Path, assets: Path = vendor.DIR) -> None:
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(new, 0o777 & ~umask)
-        shutil.copytree(site, new, dirs_exist_ok=True, ignore=shutil.ignore_patterns("index.html"))
+        # asv's index.html is written below; the reports' own pages are copied
+        top = lambda folder, names: ["index.html"] if Path(folder) == site else []  # noqa: E731
+        shutil.copytree(site, new, dirs_exist_ok=True, ignore=top)
         (new / "index.html").write_text(page)
         shutil.copytree(assets, new / "vendor")  # the one copy moves with the dashboard
         swap(new, out)
@@ -153,13 +203,19 @@ def swap(new: Path, out: Path) -> None:
         os.rename(old, new)
 
 
-def publish(out: Path, branches: list[str], results: Path = ROOT / "results") -> None:
-    for line in check_results(results):
+def publish(
+    out: Path, branches: list[str], results: Path = ROOT / "results", url: str | None = None
+) -> None:
+    url, warning = (url, None) if url else commit_url(None, asvfiles.read_conf())
+    for line in check_results(results) + ([warning] if warning else []):
         print(f"publish: warning: {line}", file=sys.stderr)
     check_branches(branches)
     with tempfile.TemporaryDirectory() as tmp:
         site = Path(tmp) / "site"
-        asv_publish(results, site, branches)
+        asv_publish(results, site, branches, url)
+        runs = pages.machines(results)
+        pages.add_views(site, runs)
+        pages.add_reports(site, runs, url)
         install(site, out)
 
 
@@ -198,13 +254,23 @@ def main(argv=None) -> int:
     ap.add_argument("--html-dir", type=Path, default=ROOT / conf["html_dir"], help="html/")
     ap.add_argument("--branch", help=f"default: {', '.join(conf['branches'])}")
     ap.add_argument("--preview", type=int, nargs="?", const=8080, metavar="PORT")
+    ap.add_argument(
+        "--commit-url",
+        metavar="URL",
+        help=f"commit links: URL + hash (default: ${COMMIT_URL_ENV}, asv.conf.json's "
+        "show_commit_url, pyproject.toml's repository + /commit/)",
+    )
     args = ap.parse_args(argv)
     out = args.html_dir.resolve()
     signal.signal(signal.SIGTERM, _terminated)
     try:
         httpd = server(out, args.preview) if args.preview is not None else None
-        publish(out, [args.branch] if args.branch else conf["branches"])
-    except (PublishError, vendor.NoLocalCopy) as e:
+        url, warning = commit_url(args.commit_url, conf)
+        if warning:
+            print(f"publish: warning: {warning}", file=sys.stderr)
+        branches = [args.branch] if args.branch else conf["branches"]
+        publish(out, branches, url=url)
+    except (PublishError, vendor.NoLocalCopy, pages.PageError) as e:
         ap.exit(2, f"publish: {e}\n")
     except subprocess.CalledProcessError as e:
         ap.exit(1, f"publish: asv publish failed (exit status {e.returncode}); {out} unchanged\n")

@@ -1,14 +1,17 @@
 """The seed's table (op, shape, dtype, Triton us, Torch us, Torch/Triton) from asv results.
 
 usage: python -m rmsnorm_bench.report [--machine NAME] [--commit SHA] [--out DIR] [--no-plot]
-                                      [--copy-ceiling GB/s]
+                                      [--html] [--copy-ceiling GB/s]
 
 Reads results/<machine>/ (default: the machine with the newest results), takes the newest
 commit there (or --commit), and prints two Markdown tables of every case of the four suites:
 the public-call time of Triton and of each peer with Torch/Triton (the seed's table; Triton's
 and Torch's device-only times beside it), then the device-only time of every backend, with
 Triton's bandwidth over ideal bytes and every backend's percentage of the copy ceiling. With
---out it also writes report.md and report.png (the public-call ratios) there.
+--out it also writes report.md and report.png (the public-call ratios) there, and one
+picture per op (<op>.png: public-call time, device time and % of the copy ceiling of every
+backend that ran, across the cases); --html adds index.html, the tables and pictures as one
+page (publish writes one for each machine's newest commit into the dashboard).
 
 The copy ceiling is what a plain copy reaches on the machine, in GB/s of bytes read +
 written; a backend's percentage is its ideal bytes (instrument.ideal_bytes) per device time
@@ -16,6 +19,7 @@ against it. --copy-ceiling gives it; by default it is COPY_CEILING_GBPS's value 
 machine, and where none is known the percentages are n/a.
 """
 
+import html
 import subprocess
 import sys
 from pathlib import Path
@@ -168,29 +172,110 @@ def draw(plot, title, path):
     ax.set_title(title, fontsize=9)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
+    plt.close(fig)
 
 
-def main(argv=None):
-    ap = argument_parser(__spec__.name, __doc__)
-    ap.add_argument("--machine", help="default: the machine with the newest results")
-    ap.add_argument("--commit", help="a commit hash or its prefix; default: the newest")
-    ap.add_argument("--out", type=Path, help="also write report.md and report.png there")
-    ap.add_argument("--no-plot", action="store_true", help="with --out: no report.png")
-    ap.add_argument("--results", type=Path, default=ROOT / "results")
-    ap.add_argument(
-        "--copy-ceiling",
-        type=float,
-        metavar="GB/s",
-        help="the machine's copy bandwidth (bytes read + written), against which the device "
-        "table gives each backend's percentage; default: the machine's in COPY_CEILING_GBPS "
-        f"({', '.join(f'{m} {v:,.0f}' for m, v in COPY_CEILING_GBPS.items())}), else none",
+def ops_figures(values):
+    """{suite name: {"public"|"device": {(case, backend): seconds}}} of every case and backend
+    that ran, for one picture per op."""
+    out = {}
+    for name, _, _, cls in SUITES:
+        out[name] = {
+            kind: {
+                key: v
+                for key, v in bench_figures(values, f"bench_rmsnorm.{cls}.{figure}").items()
+                if v
+            }
+            for kind, figure in (("public", "track_time"), ("device", "track_device_time"))
+        }
+    return out
+
+
+def draw_op(name, op, phase, times, ceiling_gbps, title, path):
+    """One op's picture: public-call time, device time and (with a ceiling) % of the copy
+    ceiling, each backend that ran against ours, across the cases."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    keys = [k for kind in times.values() for k in kind]
+    cases = list(dict.fromkeys(case for case, _ in keys))
+    backends = [b for b in ["triton", *PEERS] if any(b == kb for _, kb in keys)]
+    panels = [("public", "public call (us, log)"), ("device", "device time (us, log)")]
+    if ceiling_gbps:
+        panels.append(("copy", f"% of copy ceiling ({ceiling_gbps:,.0f} GB/s)"))
+    height = max(2.5, 0.16 * len(cases) * max(len(backends), 1) + 1.5)
+    fig, axes = plt.subplots(1, len(panels), figsize=(5 * len(panels), height), sharey=True)
+    width = 0.8 / max(len(backends), 1)
+    for ax, (kind, label) in zip(axes, panels, strict=True):
+        for i, backend in enumerate(backends):
+            ys, xs = [], []
+            for j, case in enumerate(cases):
+                if kind == "copy":
+                    t = times["device"].get((case, backend))
+                    nbytes = ideal_bytes(op, phase, Shape.from_label(case))
+                    x = nbytes / t / 1e9 / ceiling_gbps * 100 if t else None
+                else:
+                    t = times[kind].get((case, backend))
+                    x = t * 1e6 if t else None
+                if x is not None:
+                    ys.append(j + (i - (len(backends) - 1) / 2) * width)
+                    xs.append(x)
+            ax.barh(ys, xs, height=width, label=backend, color=f"C{i}")
+        if kind != "copy":
+            ax.set_xscale("log")
+        else:
+            ax.axvline(100, color="black", linewidth=0.8)
+        ax.set_xlabel(label)
+        ax.grid(axis="x", alpha=0.3)
+    axes[0].set_yticks(range(len(cases)), cases, fontsize=8)
+    axes[0].invert_yaxis()
+    axes[0].legend(fontsize=7, loc="best")
+    fig.suptitle(f"{name}: {title}", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
+def render_html(md: str, title: str, images: list[str]) -> str:
+    """This report's Markdown (paragraphs and tables only) as a page of its own, with
+    `images` (paths beside it) below the tables."""
+    blocks = []
+    for block in md.split("\n\n"):
+        lines = block.strip().splitlines()
+        if lines and all(line.startswith("|") for line in lines):
+            cells = [[html.escape(c.strip()) for c in line.strip("|").split("|")] for line in lines]
+            head = "".join(f"<th>{c}</th>" for c in cells[0])
+            body = "".join(
+                "<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in cells[2:]
+            )
+            blocks.append(f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
+        elif lines:
+            blocks.append(f"<p>{html.escape(' '.join(lines))}</p>")
+    figures = "".join(
+        f'<p><a href="{html.escape(i)}"><img src="{html.escape(i)}" alt="{html.escape(i)}"></a></p>'
+        for i in images
     )
-    args = ap.parse_args(argv)
-    if args.copy_ceiling is not None and not args.copy_ceiling > 0:
-        ap.error(f"--copy-ceiling: expected GB/s above 0, got {args.copy_ceiling}")
-    run = load(args.machine, args.commit, args.results)
+    style = (
+        "body{font-family:sans-serif;margin:1.5em;font-size:14px}"
+        "table{border-collapse:collapse;margin:1em 0;font-size:12px}"
+        "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}"
+        "td:first-child,th:first-child{text-align:left}img{max-width:100%}"
+    )
+    return (
+        f'<!doctype html>\n<html><head><meta charset="utf-8"><title>{html.escape(title)}</title>'
+        f"<style>{style}</style></head><body>\n<h1>{html.escape(title)}</h1>\n"
+        + "\n".join(blocks)
+        + f"\n<h2>Per op</h2>\n{figures}\n</body></html>\n"
+    )
+
+
+def describe(run, ceiling_gbps=None):
+    """(title, Markdown text, plot of public-call ratios, per-op figures) of one results
+    file; the copy ceiling defaults to the machine's in COPY_CEILING_GBPS."""
     params = run["params"]
-    ceiling = args.copy_ceiling or COPY_CEILING_GBPS.get(params.get("machine"))
+    ceiling = ceiling_gbps or COPY_CEILING_GBPS.get(params.get("machine"))
     title = (
         f"{params.get('machine')} ({params.get('gpu', '?')}), commit {run['commit_hash'][:8]}, "
         f"torch {params.get('torch', '?')}, triton {params.get('triton', '?')}"
@@ -206,13 +291,58 @@ def main(argv=None):
         f"% of copy: ideal bytes per device time against the copy ceiling, {against}):"
         f"\n\n{device}"
     )
+    return title, md, plot, ops_figures(values), ceiling
+
+
+def write(run, out: Path, ceiling_gbps=None, plot=True, page=False, intro="") -> list[Path]:
+    """report.md (and with `plot` report.png and one picture per op, with `page` an
+    index.html of them all, `intro` an HTML paragraph above) of one results file in `out`;
+    returns the files written."""
+    title, md, ratios, ops, ceiling = describe(run, ceiling_gbps)
+    out.mkdir(parents=True, exist_ok=True)
+    written = [out / "report.md"]
+    images = []
+    if plot:
+        draw(ratios, title, out / "report.png")
+        for name, op, phase, _ in SUITES:
+            if any(ops[name].values()):
+                draw_op(name, op, phase, ops[name], ceiling, title, out / f"{name}.png")
+                images.append(f"{name}.png")
+        written += [out / "report.png", *(out / i for i in images)]
+    ops_md = "".join(f"\n\n![{i}]({i})" for i in images)
+    (out / "report.md").write_text(f"{md}{ops_md}\n")
+    if page:
+        text = render_html(md, title, [*images, "report.png"] if plot else [])
+        (out / "index.html").write_text(text.replace("<body>\n", f"<body>\n{intro}\n", 1))
+        written.append(out / "index.html")
+    return written
+
+
+def main(argv=None):
+    ap = argument_parser(__spec__.name, __doc__)
+    ap.add_argument("--machine", help="default: the machine with the newest results")
+    ap.add_argument("--commit", help="a commit hash or its prefix; default: the newest")
+    ap.add_argument("--out", type=Path, help="also write report.md and the plots there")
+    ap.add_argument("--no-plot", action="store_true", help="with --out: no plots")
+    ap.add_argument("--html", action="store_true", help="with --out: also an index.html")
+    ap.add_argument("--results", type=Path, default=ROOT / "results")
+    ap.add_argument(
+        "--copy-ceiling",
+        type=float,
+        metavar="GB/s",
+        help="the machine's copy bandwidth (bytes read + written), against which the device "
+        "table gives each backend's percentage; default: the machine's in COPY_CEILING_GBPS "
+        f"({', '.join(f'{m} {v:,.0f}' for m, v in COPY_CEILING_GBPS.items())}), else none",
+    )
+    args = ap.parse_args(argv)
+    if args.copy_ceiling is not None and not args.copy_ceiling > 0:
+        ap.error(f"--copy-ceiling: expected GB/s above 0, got {args.copy_ceiling}")
+    run = load(args.machine, args.commit, args.results)
+    _, md, _, _, _ = describe(run, args.copy_ceiling)
     print(md)
     if args.out:
-        args.out.mkdir(parents=True, exist_ok=True)
-        (args.out / "report.md").write_text(f"{md}\n")
-        if not args.no_plot:
-            draw(plot, title, args.out / "report.png")
-            print(f"\nreport: wrote {args.out / 'report.md'} and {args.out / 'report.png'}")
+        written = write(run, args.out, args.copy_ceiling, not args.no_plot, args.html)
+        print(f"\nreport: wrote {', '.join(str(w) for w in written)}")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,96 @@
+"""What publish adds to asv's site: commit links, default views per machine, reports."""
+
+import json
+
+import pytest
+
+from rmsnorm_bench import pages, publish
+
+BENCH = "bench_rmsnorm.RMSNormForward.track_device_time"
+CASES = ["1x256-bf16", "1x4096-bf16", "16384x4096-bf16"]
+
+
+def run(machine, gpu, seconds: dict, commit="a" * 40, date=1):
+    """A results file's content: BENCH's figures {(case, backend): seconds}."""
+    backends = ["triton", "torch"]
+    return {
+        "commit_hash": commit,
+        "date": date,
+        "params": {"machine": machine, "gpu": gpu},
+        "result_columns": ["result", "params", "version"],
+        "results": {
+            BENCH: [
+                [seconds.get((c, b)) for c in CASES for b in backends],
+                [[repr(c) for c in CASES], [repr(b) for b in backends]],
+                "v1",
+            ]
+        },
+    }
+
+
+def test_commit_url_precedence(tmp_path, monkeypatch):
+    monkeypatch.delenv(publish.COMMIT_URL_ENV, raising=False)
+    none = tmp_path / "pyproject.toml"
+    none.write_text("[project]\nname = 'x'\n")
+    url, warning = publish.commit_url(None, {"show_commit_url": publish.PLACEHOLDER_URL}, none)
+    assert url == publish.PLACEHOLDER_URL and "show_commit_url" in warning
+    repo = tmp_path / "repo.toml"
+    repo.write_text("[project.urls]\nRepository = 'https://github.com/o/r'\n")
+    assert publish.commit_url(None, {}, repo) == ("https://github.com/o/r/commit/", None)
+    conf = {"show_commit_url": "https://conf/commit/"}
+    assert publish.commit_url(None, conf, repo)[0] == "https://conf/commit/"
+    monkeypatch.setenv(publish.COMMIT_URL_ENV, "https://env/commit/")
+    assert publish.commit_url(None, conf, repo)[0] == "https://env/commit/"
+    assert publish.commit_url("https://opt/commit/", conf, repo)[0] == "https://opt/commit/"
+
+
+def test_the_gpu_machines_view_is_the_default(tmp_path):
+    gpu = {(c, "triton"): t for c, t in zip(CASES[1:], [3e-6, 4e-4], strict=True)}
+    for machine, gpu_name, figures in [("cpu-smoke", "none", {(CASES[0], "triton"): 0.5}),
+                                       ("nvidia-h200", "NVIDIA H200", gpu)]:  # fmt: skip
+        (tmp_path / machine).mkdir()
+        content = run(machine, gpu_name, figures)
+        (tmp_path / machine / "aaaaaaaa-env.json").write_text(json.dumps(content))
+    runs = pages.machines(tmp_path)
+    assert list(runs) == ["nvidia-h200", "cpu-smoke"]  # GPU machines first
+    params = [[repr(c) for c in CASES], ["'triton'", "'torch'"]]
+    bench = {"params": params, "param_names": ["case", "backend"], "version": "v1"}
+    views = pages.views({"benchmarks": {BENCH: bench}}, runs)
+    assert views["default"] == "nvidia-h200"
+    h200 = views["benchmarks"][BENCH]["nvidia-h200"]
+    assert h200 == (
+        "machine=nvidia-h200&p-case='1x4096-bf16'&p-case='16384x4096-bf16'"
+        "&p-backend='triton'&y-axis-scale=log&view=nvidia-h200"
+    )
+    smoke = views["benchmarks"][BENCH]["cpu-smoke"]
+    assert "p-case='1x256-bf16'" in smoke and "log" not in smoke  # one value spans no decade
+    # figures of another version are not shown by asv, so they choose nothing
+    bench["version"] = "v2"
+    other = pages.views({"benchmarks": {BENCH: bench}}, runs)["benchmarks"][BENCH]
+    assert "p-case" not in other["nvidia-h200"]
+
+
+def test_views_and_reports_join_asvs_page(tmp_path):
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "index.json").write_text(json.dumps({"benchmarks": {}}))
+    (site / "index.html").write_text(f"<html><head></head><body>{pages.NAV_AFTER}</body></html>")
+    pages.add_views(site, {})
+    page = (site / "index.html").read_text()
+    assert '<script src="views.js"></script>' in page and 'href="report/"' in page
+    assert "var VIEWS" in (site / "views.js").read_text()
+    (site / "index.html").write_text("<html><head></head><body></body></html>")
+    with pytest.raises(pages.PageError):
+        pages.add_views(site, {})
+
+
+def test_a_report_page_per_machine(tmp_path):
+    site = tmp_path / "site"
+    figures = {(CASES[1], "triton"): 3e-6, (CASES[1], "torch"): 5e-6}
+    runs = {"nvidia-h200": [run("nvidia-h200", "NVIDIA H200", figures, commit="b" * 40)]}
+    (folder,) = pages.add_reports(site, runs, "https://x/commit/")
+    assert folder == site / "report" / "nvidia-h200" / "bbbbbbbb"
+    page = (folder / "index.html").read_text()
+    assert 'href="https://x/commit/' + "b" * 40 + '"' in page
+    assert '<img src="rmsnorm_fwd.png"' in page and (folder / "rmsnorm_fwd.png").is_file()
+    assert "nvidia-h200/bbbbbbbb/" in (site / "report" / "index.html").read_text()
