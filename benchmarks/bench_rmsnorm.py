@@ -7,7 +7,16 @@ contract (see rmsnorm_bench/instrument.py). The benchmarks below only report tho
 - ``track_time``: seconds per public call (10 samples of 100 back-to-back calls each);
 - ``track_device_time``: seconds per call replayed from a CUDA graph (no host overhead; short
   calls captured several times over, so that the host's replay rate never sets the figure);
-- ``track_peak_memory``: GPU bytes allocated at the peak of one call.
+- ``track_peak_memory``: GPU bytes allocated at the peak of one call;
+- ``track_public_ratio``: a peer's public-call time over ours (higher: ours faster), from
+  samples interleaved in one process (ours, peer, ours, peer ...) so that the host's speed
+  divides out; peers only;
+- ``track_device_time_cold``: seconds of one call replayed from a CUDA graph right after L2
+  was flushed (as triton.testing.do_bench does), beside the hot-L2 ``track_device_time``;
+- ``track_bandwidth``: GB/s, instrument.ideal_bytes over ``track_device_time``'s samples.
+
+Higher is better for the ratio and the bandwidth, which asv (0.6.6) cannot be told: neither is
+judged for regressions, by asv.conf.json or by rmsnorm_bench/regressions.py.
 
 A backend that cannot run here is skipped (n/a); a wrong result fails the benchmark.
 """
@@ -73,11 +82,42 @@ class _Suite:
 
     track_peak_memory.unit = "bytes"
 
+    def track_public_ratio(self, results, case, backend):
+        return {"samples": self.m.public_ratio, "number": 1}
+
+    track_public_ratio.unit = "peer/ours"
+    track_public_ratio.version = "seed-contract-1, ratio-1"
+
+    def track_device_time_cold(self, results, case, backend):
+        return {"samples": self.m.device_time_cold, "number": 1}
+
+    track_device_time_cold.unit = "seconds"
+    track_device_time_cold.version = "seed-contract-1, cold-1"
+
+    def track_bandwidth(self, results, case, backend):
+        nbytes = instrument.ideal_bytes(self.op, self.phase, instrument.Shape.from_label(case))
+        return {"samples": [nbytes / s / 1e9 for s in self.m.device_time], "number": 1}
+
+    track_bandwidth.unit = "GB/s"
+    track_bandwidth.version = "seed-contract-1, device-graph-2, bandwidth-1"
+
 
 # Extra setups of two benchmarks, run after the class's setup (asv passes no self to them).
 def _gpu_figure(results, case, backend):
     """Device time exists on GPUs only, and where CUDA-graph capture works."""
     reason = results[(case, backend)].device_time_skipped
+    if reason:
+        raise NotImplementedError(reason)
+
+
+def _gpu_cold(results, case, backend):
+    _gpu_figure(results, case, backend)
+    if not results[(case, backend)].device_time_cold:
+        raise NotImplementedError("no cold-L2 device time was measured")
+
+
+def _peer_ratio(results, case, backend):
+    reason = results[(case, backend)].public_ratio_skipped
     if reason:
         raise NotImplementedError(reason)
 
@@ -89,6 +129,9 @@ def _gpu_memory(results, case, backend):
 
 _Suite.track_device_time.setup = _gpu_figure
 _Suite.track_peak_memory.setup = _gpu_memory
+_Suite.track_public_ratio.setup = _peer_ratio
+_Suite.track_device_time_cold.setup = _gpu_cold
+_Suite.track_bandwidth.setup = _gpu_figure
 
 
 class RMSNormForward(_Suite):

@@ -51,6 +51,7 @@ DEFAULT_SHAPES = [
 SMOKE_SHAPES = [(1, 256, "bf16"), (16, 1000, "f32"), (3, 20000, "bf16")]
 
 BACKENDS = ["triton", "torch", "torch_compile", "liger", "quack", "flydsl"]
+OURS = "triton"  # this package; the others are peers (first in BACKENDS: measured first)
 # An ad-hoc run may measure fewer backends (the others are skipped): "triton,torch".
 BACKENDS_VAR = "RMSNORM_BENCH_BACKENDS"
 OPS = ("rms_norm", "fused_add")
@@ -377,6 +378,20 @@ def contract() -> Contract:
     return SMOKE_CONTRACT if DEVICE == "cpu" else GPU_CONTRACT
 
 
+# The public-call ratio (peer / ours): few samples, each a pair of short blocks, ours then
+# the peer's, so that both see the same host state; the figure is their quotient.
+GPU_RATIO_CONTRACT = Contract(warmup=3, iters=20, samples=5)
+
+
+def ratio_contract() -> Contract:
+    return SMOKE_CONTRACT if DEVICE == "cpu" else GPU_RATIO_CONTRACT
+
+
+# Cold-L2 device time: this many replays of a one-call graph, each after a flush of L2.
+COLD_SAMPLES = 20
+FLUSH_BYTES = 256 * 2**20  # triton.testing.do_bench's buffer; 2x L2 where L2 is larger
+
+
 def timed_call(fn, p: Problem, phase: str):
     """The call that is timed: the public forward, or the public autograd backward."""
     import torch
@@ -394,26 +409,48 @@ def timed_call(fn, p: Problem, phase: str):
 
 def seconds_per_call(call, c: Contract) -> list[float]:
     """Seconds per call: one sample per `c.iters` back-to-back calls, after `c.warmup` calls."""
-    import torch
-
     for _ in range(c.warmup):
         call()
+    return [block_seconds(call, c.iters) for _ in range(c.samples)]
+
+
+def block_seconds(call, iters: int) -> float:
+    """Seconds per call of `iters` back-to-back calls: CUDA events around them on the GPU."""
+    if DEVICE == "cpu":
+        start = time.perf_counter()
+        for _ in range(iters):
+            call()
+        return (time.perf_counter() - start) / iters
+    import torch
+
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    torch.cuda.synchronize()
+    start.record()
+    for _ in range(iters):
+        call()
+    end.record()
+    end.synchronize()
+    return start.elapsed_time(end) / 1e3 / iters
+
+
+def interleaved_ratio(ours, peer, c: Contract, block=None) -> list[float]:
+    """Peer time / our time of the public call, one entry per sample (higher: ours faster).
+
+    Warm-ups and samples alternate ours, peer, ours, peer...: each sample is a block of
+    `c.iters` calls of ours and the next block of the peer's, both in this process a moment
+    apart, so that the host's speed (which moves public times between processes by up to 3x
+    on GPU machines) divides out of their quotient. `block(call, iters)` times a block
+    (block_seconds; a fake in tests).
+    """
+    block = block or block_seconds
+    for _ in range(c.warmup):
+        ours()
+        peer()
     samples = []
     for _ in range(c.samples):
-        if DEVICE == "cpu":
-            start = time.perf_counter()
-            for _ in range(c.iters):
-                call()
-            samples.append((time.perf_counter() - start) / c.iters)
-            continue
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        torch.cuda.synchronize()
-        start.record()
-        for _ in range(c.iters):
-            call()
-        end.record()
-        end.synchronize()
-        samples.append(start.elapsed_time(end) / 1e3 / c.iters)
+        mine = block(ours, c.iters)
+        theirs = block(peer, c.iters)
+        samples.append(theirs / mine)
     return samples
 
 
@@ -440,8 +477,16 @@ def device_seconds_per_call(make_call, c: Contract) -> list[float]:
     backward's forward graph does too (the autograd engine runs each backward op on its
     forward op's stream).
     """
+    return device_seconds(make_call, c)[0]
+
+
+def device_seconds(make_call, c: Contract, cold_samples: int = 0):
+    """(hot, cold): device_seconds_per_call's samples, and where `cold_samples` is given,
+    that many of one call with a cold L2 (cold_seconds, on the one-call graph captured
+    first), else None."""
     import torch
 
+    flush = flusher() if cold_samples else None
     stream = torch.cuda.Stream()
     stream.wait_stream(torch.cuda.current_stream())
     with torch.cuda.stream(stream):
@@ -450,12 +495,54 @@ def device_seconds_per_call(make_call, c: Contract) -> list[float]:
             call()
         graph = _captured(call, 1, stream)
         estimate = median(seconds_per_call(graph.replay, Contract(warmup=2, iters=10, samples=3)))
+        cold = cold_seconds(graph.replay, flush, cold_samples) if cold_samples else None
         calls = calls_per_graph(estimate)
         if calls > 1:
             del graph
             graph = _captured(call, calls, stream)
     torch.cuda.current_stream().wait_stream(stream)
-    return [s / calls for s in seconds_per_call(graph.replay, c)]
+    return [s / calls for s in seconds_per_call(graph.replay, c)], cold
+
+
+_flush_buffer = []  # one per process, made on first use
+
+
+def flusher():
+    """A call that evicts L2 as triton.testing.do_bench does: write a buffer larger than it
+    (FLUSH_BYTES, or twice L2 where that is more)."""
+    import torch
+
+    if not _flush_buffer:
+        l2 = getattr(
+            torch.cuda.get_device_properties(torch.cuda.current_device()), "L2_cache_size", 0
+        )
+        nbytes = max(FLUSH_BYTES, 2 * l2)
+        _flush_buffer.append(torch.empty(nbytes // 4, dtype=torch.int32, device="cuda"))
+    return _flush_buffer[0].zero_
+
+
+def cold_seconds(replay, flush, samples: int, event=None) -> list[float]:
+    """Seconds of single replays, each right after `flush()`: the call with a cold L2.
+
+    Events are recorded around the replay only, so the flush is not timed; all are read after
+    one synchronisation at the end. `event()` makes a timing event (a CUDA event; a fake in
+    tests).
+    """
+    if event is None:
+        import torch
+
+        event = lambda: torch.cuda.Event(enable_timing=True)  # noqa: E731
+    pairs = []
+    for _ in range(samples):
+        flush()
+        start, end = event(), event()
+        start.record()
+        replay()
+        end.record()
+        pairs.append((start, end))
+    if pairs:
+        pairs[-1][1].synchronize()
+    return [start.elapsed_time(end) / 1e3 for start, end in pairs]
 
 
 def _captured(call, times: int, stream):
@@ -491,13 +578,21 @@ def peak_memory(call) -> int:
 class Measurement:
     time: list | None = None  # seconds per public call, one entry per sample
     device_time: list | None = None  # seconds per call, CUDA-graph replay
+    device_time_cold: list | None = None  # seconds of one replayed call after an L2 flush
+    public_ratio: list | None = None  # a peer's public time / ours, samples interleaved
+    public_ratio_skipped: str | None = None  # why there is no ratio (always so for ours)
     peak_memory: int | None = None  # bytes
     skipped: str | None = None  # why this backend cannot run here
     failed: str | None = None  # why this case failed (wrong result or an error)
     device_time_skipped: str | None = None
 
 
-def measure_case(op: str, phase: str, shape: Shape, backend: str, c: Contract) -> Measurement:
+def measure_case(
+    op: str, phase: str, shape: Shape, backend: str, c: Contract, ours: dict | None = None
+) -> Measurement:
+    """The figures of one case. `ours` (measure_suite's, one per shape): backend OURS's
+    validated public call is kept in it, and a peer measured after it gets its public ratio
+    (interleaved_ratio) against that call; without it, no ratio."""
     import torch
 
     try:  # an error in one backend fails its case; the suite goes on
@@ -506,6 +601,7 @@ def measure_case(op: str, phase: str, shape: Shape, backend: str, c: Contract) -
         validate(fn, p)
         call = timed_call(fn, p, phase)
         m = Measurement(time=seconds_per_call(call, c))
+        m.public_ratio_skipped = _public_ratio(m, backend, call, ours)
         if DEVICE == "cpu":
             m.device_time_skipped = "device time and GPU memory are measured on GPUs only"
             return m
@@ -513,7 +609,7 @@ def measure_case(op: str, phase: str, shape: Shape, backend: str, c: Contract) -
         try:
             # a fresh problem (same seed): its leaves too are made on the capturing stream
             fresh = lambda: timed_call(fn, make_problem(op, shape), phase)  # noqa: E731
-            m.device_time = device_seconds_per_call(fresh, c)
+            m.device_time, m.device_time_cold = device_seconds(fresh, c, COLD_SAMPLES)
         except Exception as e:  # capture is not possible for every backend
             torch.cuda.synchronize()
             m.device_time_skipped = f"CUDA graph capture failed: {type(e).__name__}: {e}"
@@ -527,15 +623,32 @@ def measure_case(op: str, phase: str, shape: Shape, backend: str, c: Contract) -
             torch.cuda.empty_cache()
 
 
+def _public_ratio(m: Measurement, backend: str, call, ours: dict | None) -> str | None:
+    """Keep our call in `ours`, or measure a peer's ratio against it into `m`; returns why
+    there is no ratio (None when there is one)."""
+    if backend == OURS:
+        if ours is not None:
+            ours["call"] = call
+        return "the ratio is a peer's public time over ours"
+    if not ours or "call" not in ours:
+        return f"no validated public call of {OURS} on this case to compare with"
+    try:
+        m.public_ratio = interleaved_ratio(ours["call"], call, ratio_contract())
+    except Exception as e:  # the peer's own figures stand; only the ratio is missing
+        return f"the interleaved timing failed: {type(e).__name__}: {e}"
+    return None
+
+
 def measure_suite(op: str, phase: str, backends=BACKENDS, log=None) -> dict:
     """{(shape label, backend): Measurement} for every case of one suite."""
     c = contract()
     results = {}
     shapes = shapes_for(phase)
     for i, shape in enumerate(shapes):
+        ours = {}  # our call on this shape, for the peers' ratio; freed with the next shape
         for backend in backends:
             t0 = time.perf_counter()
-            m = measure_case(op, phase, shape, backend, c)
+            m = measure_case(op, phase, shape, backend, c, ours=ours)
             results[(shape.label, backend)] = m
             status = m.skipped and "skipped" or m.failed and "FAILED" or "ok"
             seconds = time.perf_counter() - t0

@@ -179,6 +179,90 @@ print(suites.RMSNormForward.params[1])
     assert done.stdout.strip() == str(common.BACKENDS)
 
 
+def test_the_ratio_interleaves_ours_and_the_peers_calls():
+    log, pairs = [], []
+    ours, peer = (lambda: log.append("ours")), (lambda: log.append("peer"))
+
+    def block(call, iters):  # a fake clock: ours 2 s a call, the peer's 3, on a host that
+        for _ in range(iters):  # gets twice as slow from one pair of blocks to the next
+            call()
+        if call is ours:
+            pairs.append(None)
+        return 2 ** len(pairs) * (2.0 if call is ours else 3.0)
+
+    c = common.Contract(warmup=1, iters=2, samples=3)
+    ratio = common.interleaved_ratio(ours, peer, c, block=block)
+    assert log == ["ours", "peer"] + ["ours", "ours", "peer", "peer"] * 3
+    assert ratio == [1.5] * 3  # peer / ours, the host's speed divided out; higher: ours faster
+
+
+def test_the_ratio_is_measured_against_our_validated_call(monkeypatch):
+    monkeypatch.setattr(common, "interleaved_ratio", lambda ours, peer, c: [ours(), peer()])
+    m, ours = common.Measurement(), {}
+    assert "peer's public time over ours" in common._public_ratio(m, "triton", lambda: 1, ours)
+    assert m.public_ratio is None and ours["call"]() == 1
+    assert common._public_ratio(m, "torch", lambda: 2, ours) is None and m.public_ratio == [1, 2]
+    lone = common.Measurement()
+    assert "no validated public call" in common._public_ratio(lone, "torch", lambda: 2, {})
+    assert lone.public_ratio is None
+
+
+def test_cold_device_time_flushes_before_every_timed_replay():
+    log = []
+
+    class Event:
+        def __init__(self):
+            self.at = None
+
+        def record(self):
+            log.append("event")
+            self.at = len(log)
+
+        def synchronize(self):
+            log.append("sync")
+
+        def elapsed_time(self, end):  # milliseconds, as CUDA events give them
+            return float(end.at - self.at)
+
+    times = common.cold_seconds(
+        lambda: log.append("replay"), lambda: log.append("flush"), 3, event=Event
+    )
+    assert log == ["flush", "event", "replay", "event"] * 3 + ["sync"]  # the flush is not timed
+    assert times == [2e-3] * 3
+    assert common.cold_seconds(lambda: None, lambda: None, 0) == []
+
+
+def test_the_new_figures_report_and_skip(monkeypatch):
+    bench = importlib.import_module("benchmarks.bench_rmsnorm")
+    shape = common.Shape(4, 1024, "bf16")
+    results = {
+        (shape.label, "triton"): common.Measurement(
+            time=[1.0],
+            device_time=[1e-6, 2e-6],
+            device_time_cold=[3e-6],
+            public_ratio_skipped="ours",
+        ),
+        (shape.label, "torch"): common.Measurement(time=[2.0], public_ratio=[2.0, 2.1]),
+    }
+    suite = bench.RMSNormForward()
+    suite.setup(results, shape.label, "triton")
+    nbytes = common.ideal_bytes("rms_norm", "forward", shape)
+    assert suite.track_bandwidth(results, shape.label, "triton")["samples"] == [
+        nbytes / 1e3,
+        nbytes / 2e3,
+    ]
+    assert suite.track_device_time_cold(results, shape.label, "triton")["samples"] == [3e-6]
+    with pytest.raises(NotImplementedError, match="ours"):
+        bench._peer_ratio(results, shape.label, "triton")
+    bench._peer_ratio(results, shape.label, "torch")
+    suite.setup(results, shape.label, "torch")
+    assert suite.track_public_ratio(results, shape.label, "torch")["samples"] == [2.0, 2.1]
+    with pytest.raises(NotImplementedError):
+        results[(shape.label, "torch")].device_time_skipped = "CPU"
+        bench._gpu_cold(results, shape.label, "torch")
+    assert bench.RMSNormForward.track_bandwidth.unit == "GB/s"
+
+
 def test_an_error_in_one_backend_fails_only_its_case(monkeypatch):
     def broken(name, op):
         raise RuntimeError("adapter broke")
@@ -194,7 +278,7 @@ def test_progress_lines_are_written_and_summed_up(tmp_path, monkeypatch, capsys)
     monkeypatch.setenv(progress.VAR, str(log))
     monkeypatch.delenv(common.BWD_SHAPES_VAR, raising=False)
     outcomes = {"triton": common.Measurement(time=[1.0]), "torch": common.Measurement(skipped="x")}
-    monkeypatch.setattr(common, "measure_case", lambda op, ph, shape, b, c: outcomes[b])
+    monkeypatch.setattr(common, "measure_case", lambda op, ph, shape, b, c, ours: outcomes[b])
     common.measure_suite("fused_add", "backward", backends=["triton", "torch"])
     lines = log.read_text().splitlines()
     shapes = common.shapes_for("backward")
