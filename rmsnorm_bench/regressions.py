@@ -2,7 +2,7 @@
 commits or between two commits given.
 
 usage: python -m rmsnorm_bench.regressions [--machine NAME] [--threshold 1.1] [--public-time]
-                                            [--bench REGEX] [--base REV --head REV]
+                                            [--cold] [--bench REGEX] [--base REV --head REV]
                                             [--results DIR]
 
 For every machine (or --machine), takes the newest commit with results and the one before it
@@ -14,7 +14,11 @@ What gates: the figures of backend `triton` (this package) only, and by default 
 `track_device_time` (the kernels, replayed from a CUDA graph) and `track_peak_memory`.
 --public-time adds `track_time`, the public call's time, which on GPU machines moves between
 processes by up to 3x with no code changed (docs/perf-notes.md): judge it only when both
-commits were measured side by side. --bench keeps, of those, the benchmarks whose name
+commits were measured side by side. `track_device_time_cold` (one call after an L2 flush, 20
+single replays) is compared and shown for every backend ("not gating") until its spread
+between runs is known; --cold lets ours gate. `track_public_ratio` and `track_bandwidth` are
+not compared: higher is better there, and each is another view of a figure compared here
+(public time, device time). --bench keeps, of those, the benchmarks whose name
 matches REGEX. The peers' figures (torch, torch_compile, liger, quack, flydsl) are compared
 and shown ("peer, not gating"), and never fail the gate: their code is not this commit's.
 
@@ -41,24 +45,29 @@ from .asvfiles import BadFile, figure_stats, figures, load_runs, versions
 OURS = "triton"  # the backend whose figures gate; the others are peers
 GATING = ("track_device_time", "track_peak_memory")  # by default
 PUBLIC = "track_time"  # with --public-time
+COLD = "track_device_time_cold"  # shown; gates with --cold
 
 
 def figure_name(bench: str) -> str:
     return bench.rsplit(".", 1)[-1]
 
 
-def gates(key, public_time: bool = False) -> bool:
+def gating_kinds(public_time: bool = False, cold: bool = False) -> tuple:
+    return GATING + ((PUBLIC,) if public_time else ()) + ((COLD,) if cold else ())
+
+
+def gates(key, public_time: bool = False, cold: bool = False) -> bool:
     """Whether a figure ((benchmark, params), params ending in the backend) can fail the
     gate: this package's, of a gating benchmark."""
     bench, params = key
-    kinds = GATING + ((PUBLIC,) if public_time else ())
+    kinds = gating_kinds(public_time, cold)
     return bool(params) and params[-1] == OURS and figure_name(bench) in kinds
 
 
 def shown(key, public_time: bool = False) -> bool:
-    """Whether a figure is compared at all: one of the gating kinds, of any backend."""
-    kinds = GATING + ((PUBLIC,) if public_time else ())
-    return figure_name(key[0]) in kinds
+    """Whether a figure is compared at all: one of the gating kinds or the cold device time,
+    of any backend."""
+    return figure_name(key[0]) in gating_kinds(public_time, cold=True)
 
 
 def slower(old, new, old_stats, new_stats, threshold: float) -> bool:
@@ -75,9 +84,16 @@ def slower(old, new, old_stats, new_stats, threshold: float) -> bool:
 
 
 def compare_runs(
-    name: str, old: dict, new: dict, threshold: float, bench_pattern="", public_time=False
+    name: str,
+    old: dict,
+    new: dict,
+    threshold: float,
+    bench_pattern="",
+    public_time=False,
+    cold=False,
 ):
-    """(ours that regressed, peers that did, summary, count of our figures compared)."""
+    """(ours that regressed, others that did (each line prefixed "peer" or "ours"), summary,
+    count of our figures compared)."""
     before, after = figures(old), figures(new)
     old_stats, new_stats = figure_stats(old), figure_stats(new)
     shared = {
@@ -95,20 +111,25 @@ def compare_runs(
                 f"{name}: {bench}({', '.join(map(repr, params))}): {before[key]:.4g} -> "
                 f"{after[key]:.4g} ({after[key] / before[key]:.2f}x)"
             )
-            (ours if gates(key, public_time) else peers).append(line)
-    counted = sum(1 for key in common if gates(key, public_time))
-    kinds = ", ".join(GATING + ((PUBLIC,) if public_time else ()))
+            if gates(key, public_time, cold):
+                ours.append(line)
+            else:
+                peers.append(("ours" if params[-1] == OURS else "peer") + ", not gating: " + line)
+    counted = sum(1 for key in common if gates(key, public_time, cold))
+    kinds = ", ".join(gating_kinds(public_time, cold))
     summary = (
         f"{name}: {new['commit_hash'][:8]} vs {old['commit_hash'][:8]}: {counted} figures of "
         f"{OURS} compared ({kinds}), {len(ours)} regression(s); {len(common) - counted} peer "
-        f"figures shown, {len(peers)} slower (not gating)"
+        f"or non-gating figures shown, {len(peers)} slower (not gating)"
     )
     if len(shared) > len(common):
         summary += f"; {len(shared) - len(common)} not compared (measured by another method)"
     return ours, peers, summary, counted
 
 
-def check_machine(folder: Path, threshold: float, bench_pattern="", public_time=False, pair=None):
+def check_machine(
+    folder: Path, threshold: float, bench_pattern="", public_time=False, pair=None, cold=False
+):
     """Compare a machine's newest commit with its predecessor, or `pair` (base, head: full
     hashes or prefixes) with each other."""
     runs = load_runs(folder)
@@ -124,7 +145,7 @@ def check_machine(folder: Path, threshold: float, bench_pattern="", public_time=
         return [], [], f"{folder.name}: {len(runs)} commit(s) with results, nothing to compare", 0
     else:
         old, new = runs[-2], runs[-1]
-    return compare_runs(folder.name, old, new, threshold, bench_pattern, public_time)
+    return compare_runs(folder.name, old, new, threshold, bench_pattern, public_time, cold)
 
 
 def resolve(rev: str) -> str:
@@ -139,6 +160,7 @@ def main(argv=None) -> int:
     ap.add_argument("--machine", help="default: every machine under --results")
     ap.add_argument("--threshold", type=float, default=1.1, help="a slowdown factor (1.1)")
     ap.add_argument("--public-time", action="store_true", help="let track_time gate too")
+    ap.add_argument("--cold", action="store_true", help="let track_device_time_cold gate too")
     ap.add_argument("--bench", default="", help="only benchmarks whose name matches this regex")
     ap.add_argument("--base", help="the old commit (with --head; default: the newest but one)")
     ap.add_argument("--head", help="the new commit (with --base)")
@@ -166,7 +188,7 @@ def main(argv=None) -> int:
     for folder in folders:
         try:
             found, others, summary, count = check_machine(
-                folder, args.threshold, args.bench, args.public_time, pair
+                folder, args.threshold, args.bench, args.public_time, pair, args.cold
             )
         except BadFile as e:
             ap.exit(2, f"regressions: {e}\n")
@@ -175,7 +197,7 @@ def main(argv=None) -> int:
         peers += others
         compared += count
     for line in peers:
-        print("peer, not gating:", line)
+        print(line)
     for line in ours:
         print("REGRESSION", line)
     if not compared:

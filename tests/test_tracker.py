@@ -425,10 +425,55 @@ def test_the_gate_asks_for_significance_where_there_are_samples(tmp_path, capsys
     assert regressions.main(results) == 1
 
 
+def test_cold_device_time_is_shown_and_gates_only_when_asked(tmp_path, capsys):
+    folder = tmp_path / "results" / "h200"
+    results = ["--results", str(tmp_path / "results")]
+    ours, torch = ("4096x4096-bf16", "triton"), ("4096x4096-bf16", "torch")
+    cold = DEVICE + "_cold"
+    write_run(folder, "a" * 40, 1, {ours: 1e-4, torch: 1e-4}, bench=cold)
+    write_run(folder, "b" * 40, 2, {ours: 2e-4, torch: 3e-4}, bench=cold)
+    with pytest.raises(SystemExit) as nothing:  # cold time only: nothing gates by default
+        regressions.main(results)
+    out = capsys.readouterr().out
+    assert nothing.value.code == 2
+    assert "ours, not gating: h200: " + cold + "('4096x4096-bf16', 'triton')" in out
+    assert "peer, not gating: h200: " + cold + "('4096x4096-bf16', 'torch')" in out
+    assert regressions.main([*results, "--cold"]) == 1
+    (line,) = [x for x in capsys.readouterr().out.splitlines() if x.startswith("REGRESSION")]
+    assert "'triton'" in line and "(2.00x)" in line
+
+
+def test_higher_is_better_figures_never_gate(tmp_path, capsys):
+    results = ["--results", str(tmp_path / "results")]
+    key = ("4096x4096-bf16", "triton")
+    for figure in ("track_bandwidth", "track_public_ratio"):
+        bench = DEVICE.replace("track_device_time", figure)
+        write_run(
+            tmp_path / "results" / figure,
+            "a" * 40,
+            1,
+            {key: 1.0, ("4096x4096-bf16", "torch"): 1.0},
+            bench=bench,
+        )
+        write_run(
+            tmp_path / "results" / figure,
+            "b" * 40,
+            2,
+            {key: 3.0, ("4096x4096-bf16", "torch"): 3.0},
+            bench=bench,
+        )
+    with pytest.raises(SystemExit) as nothing:
+        regressions.main([*results, "--cold", "--public-time"])
+    out = capsys.readouterr().out
+    assert nothing.value.code == 2 and "not gating:" not in out and "0 peer or" in out
+    assert "track_bandwidth: bbbbbbbb vs aaaaaaaa: 0 figures" in out  # read, not compared
+
+
 def test_the_regressions_page_config_lists_what_gates():
     # asv.conf.json's regexes (asv's own options) and the gate agree on every figure
     first = asvfiles.read_conf()["regressions_first_commits"]
-    for figure in ("track_time", "track_device_time", "track_peak_memory"):
+    figures = ("time", "device_time", "peak_memory", "public_ratio", "device_time_cold")
+    for figure in [f"track_{name}" for name in (*figures, "bandwidth")]:
         for backend in common.BACKENDS:
             bench = f"bench_rmsnorm.FusedAddRMSNormForward.{figure}"
             entry = f"{bench}('1x4096-bf16', '{backend}')@main"
