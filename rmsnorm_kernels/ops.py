@@ -30,6 +30,9 @@ _INTERPRETING = not isinstance(_rms_norm_fwd_kernel, triton.runtime.jit.JITFunct
 # The compiled host path's module, or None where the Python path serves (the warning says why)
 _native = _extension.load(_INTERPRETING)
 HOST_PATH = "cpp" if _native is not None else "python"
+if _native is not None:  # the public calls' operators, looked up once rather than per call
+    _RMS_NORM_FWD = torch.ops.rmsnorm_kernels.rms_norm_fwd.default
+    _FUSED_ADD_RMS_NORM_FWD = torch.ops.rmsnorm_kernels.fused_add_rms_norm_fwd.default
 
 
 def clear_caches() -> None:
@@ -299,7 +302,7 @@ def rms_norm(x: torch.Tensor, weight: torch.Tensor | None = None, eps: float | N
     if _native is not None:  # the operator checks its inputs and flattens them itself
         if not isinstance(x, torch.Tensor):
             raise TypeError(f"x must be a torch.Tensor, got {type(x).__name__}")
-        return torch.ops.rmsnorm_kernels.rms_norm_fwd.default(x, weight, _resolve_eps(eps))[0]
+        return _RMS_NORM_FWD(x, weight, _resolve_eps(eps))[0]
     _check_x("x", x)
     _check_weight(weight, x)
     eps = _resolve_eps(eps)
@@ -329,9 +332,7 @@ def fused_add_rms_norm(
         for name, t in (("x", x), ("residual", residual)):
             if not isinstance(t, torch.Tensor):
                 raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
-        y, s, _ = torch.ops.rmsnorm_kernels.fused_add_rms_norm_fwd.default(
-            x, residual, weight, _resolve_eps(eps)
-        )
+        y, s, _ = _FUSED_ADD_RMS_NORM_FWD(x, residual, weight, _resolve_eps(eps))
         return y, s
     _check_x("x", x)
     _check_residual(residual, x)
