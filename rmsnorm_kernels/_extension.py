@@ -2,12 +2,15 @@
 hand them the plans and compiled kernels they ask for; or say why not and use the Python path.
 
 When: at the first import, with ``torch.utils.cpp_extension.load``, cached under torch's
-extension folder (``TORCH_EXTENSIONS_DIR``, by default ``~/.cache/torch_extensions``) by a name
-that hashes the source and the torch version. Not at install: the package declares no torch
-dependency (installing it must never replace a machine's torch), so it is built against
-whichever torch it runs with, and a torch upgrade gets a build of its own instead of a stale
-binary. What it needs is what Triton needs at run time: a C++ compiler (and ninja, which
-torch's builder drives). It links no CUDA library: libcuda is opened at run time.
+extension folder (``TORCH_EXTENSIONS_DIR``, by default ``~/.cache/torch_extensions``) in a
+folder named by a hash of the source, the torch version and the Python version, which holds a
+copy of the source: a reinstall of the package (as asv makes for every commit it measures)
+gives the source a new time stamp but not a new copy, so ninja does not rebuild. Not at
+install: the package declares no torch dependency (installing it must never replace a
+machine's torch), so it is built against whichever torch it runs with, and a torch upgrade
+gets a build of its own instead of a stale binary. What it needs is what Triton needs at run
+time: a C++ compiler (and ninja, which torch's builder drives). It links no CUDA library:
+libcuda is opened at run time.
 
 ``RMSNORM_KERNELS_HOST`` chooses: ``cpp`` (fail if it cannot be built), ``python`` (never
 build), unset (the compiled path where it can be had, else the Python path with one warning
@@ -18,6 +21,7 @@ import hashlib
 import os
 import re
 import shutil
+import sys
 import warnings
 from pathlib import Path
 
@@ -74,10 +78,20 @@ def _build():
     from torch.utils.cpp_extension import load as load_extension
 
     source = SOURCE.read_bytes()
-    digest = hashlib.sha256(source + torch.__version__.encode()).hexdigest()[:16]
+    versions = f"{torch.__version__} {sys.version}".encode()
+    name = f"rmsnorm_kernels_host_{hashlib.sha256(source + versions).hexdigest()[:16]}"
+    root = os.environ.get("TORCH_EXTENSIONS_DIR") or Path.home() / ".cache" / "torch_extensions"
+    build = Path(root) / name
+    build.mkdir(parents=True, exist_ok=True)
+    copy = build / SOURCE.name
+    if not copy.is_file() or copy.read_bytes() != source:
+        tmp = build / f".{SOURCE.name}.{os.getpid()}"
+        tmp.write_bytes(source)
+        tmp.replace(copy)  # whole, for a build running beside this one
     return load_extension(
-        name=f"rmsnorm_kernels_host_{digest}",
-        sources=[str(SOURCE)],
+        name=name,
+        sources=[str(copy)],
+        build_directory=str(build),
         extra_cflags=["-O2"],
         verbose=os.environ.get("RMSNORM_KERNELS_BUILD_VERBOSE") == "1",
     )

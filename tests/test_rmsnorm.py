@@ -8,6 +8,7 @@ rmsnorm_kernels.reference.
 import itertools
 import os
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 import torch
@@ -694,3 +695,21 @@ def test_rmsnorm_backward_torch_benchmark():
             name = "rmsnorm_bwd" if op == "rms_norm" else "fused_add_bwd"
             rows.append((name, shape, figures["triton"], figures["torch"]))
     print("\n" + seed_table(rows))
+
+
+@pytest.mark.skipif(ops._native is None, reason="the compiled host path is not in use here")
+def test_a_reinstalled_source_reuses_the_build(tmp_path, monkeypatch):
+    # asv reinstalls the package for each commit it measures: the source gets a new time
+    # stamp, same bytes; the build (a copy of the source beside it) must not be redone
+    copy = tmp_path / "csrc" / _extension.SOURCE.name
+    copy.parent.mkdir()
+    copy.write_bytes(_extension.SOURCE.read_bytes())
+    monkeypatch.setattr(_extension, "SOURCE", copy)
+    _extension._build()  # the build of this source, wherever the package's own came from
+    root = os.environ.get("TORCH_EXTENSIONS_DIR") or Path.home() / ".cache" / "torch_extensions"
+    name = ops._native.__name__
+    library = Path(root) / name / f"{name}.so"
+    built = library.stat().st_mtime_ns
+    os.utime(copy)  # "reinstalled"
+    assert _extension._build().__name__ == ops._native.__name__
+    assert library.stat().st_mtime_ns == built
