@@ -8,8 +8,11 @@ NaN or null over the figure stored before. So `asvrun` keeps a copy of results/<
 results/benchmarks.json (`keep`) and afterwards merges, entry by entry and parameter set by
 parameter set (`settle`): a figure this run measured replaces the stored one (and is named
 when it differs), a figure it did not measure keeps its stored value. A run that measured
-nothing changes no file. Called without options, this module settles a copy left behind by a
-run that was killed (asvrun does so by itself before its next run).
+nothing changes no file. Where a run re-measures a benchmark by another method (its version),
+the stored entry cannot be merged with the new one: the file as it was is then kept whole as
+results/<machine>/replaced/<file>.<n>.replaced (asv reads no such name), never dropped.
+Called without options, this module settles a copy left behind by a run that was killed
+(asvrun does so by itself before its next run).
 """
 
 import itertools
@@ -167,6 +170,15 @@ def restore_benchmarks(results: Path, copy: Path) -> None:
         (results / "benchmarks.json").unlink()
 
 
+def archive_path(folder: Path, name: str) -> Path:
+    """Where a results file whose figures of another method are replaced is kept: the first
+    free results/<machine>/replaced/<name>.<n>.replaced."""
+    n = 1
+    while (folder / "replaced" / f"{name}.{n}.replaced").exists():
+        n += 1
+    return folder / "replaced" / f"{name}.{n}.replaced"
+
+
 def _label(bench: str, combo: tuple) -> str:
     return f"{bench.removeprefix('bench_rmsnorm.')}({', '.join(combo)})"
 
@@ -198,6 +210,8 @@ def settle(results: Path, machine: str, copy: Path, keep_benchmarks: bool = Fals
         outcome.kept += merged.kept
         writes.append((path, merged.run))
         name = path.name
+        if merged.other_version:
+            writes.append((archive_path(results / machine, name), before))
         if merged.kept:
             outcome.lines.append(f"{name}: {merged.kept} stored figure(s) not measured now, kept")
         if merged.replaced:
@@ -222,7 +236,12 @@ def settle(results: Path, machine: str, copy: Path, keep_benchmarks: bool = Fals
         restore(results, machine, copy)
     else:
         for path, run in writes:
-            _write_json(path, run)
+            if isinstance(run, Path):  # a stored file kept whole
+                path.parent.mkdir(exist_ok=True)
+                shutil.copy2(run, path)
+                outcome.lines.append(f"the file as it was is kept as {path}")
+            else:
+                _write_json(path, run)
         # a results file asv removed (it never does) comes back
         for f in stored.glob("*") if stored.is_dir() else []:
             if not (results / machine / f.name).exists():

@@ -116,6 +116,24 @@ def test_a_run_adds_to_what_is_stored_and_names_what_it_replaced(store, tmp_path
     assert "1 stored figure(s) not measured now, kept" in err
 
 
+def test_figures_of_another_method_are_kept_whole_where_a_new_one_replaces_them(
+    store, tmp_path, capsys
+):
+    before = file_of(store, A).read_bytes()
+    for n, value in ((1, 4e-3), (2, 3e-3)):  # twice: the second keeps the first's file too
+        new = run_file(store, A, {("1x256-bf16", "triton"): value}, version=f"new-{n}")
+        assert guarded(store, fake_asv(tmp_path, {file_of(store, A): new})) == 0
+        err = capsys.readouterr().err
+        assert "measured by another method" in err and "is kept as" in err
+    kept = sorted((store / "h200" / "replaced").iterdir())
+    assert [p.name for p in kept] == [f"{file_of(store, A).name}.{n}.replaced" for n in (1, 2)]
+    assert kept[0].read_bytes() == before
+    assert asvfiles.figures(asvfiles.load_run(file_of(store, A))) == {
+        (BENCH, ("1x256-bf16", "triton")): 3e-3
+    }
+    assert [p.name for p in asvfiles.results_files(store / "h200")] == [file_of(store, A).name]
+
+
 def test_overrides_leave_benchmarks_json_as_it_was(store, tmp_path, monkeypatch):
     monkeypatch.setenv(common.FWD_SHAPES_VAR, "16,1000,f32")
     new = run_file(store, A, {("16x1000-f32", "triton"): 5e-3})
