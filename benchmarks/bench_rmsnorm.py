@@ -1,8 +1,13 @@
 """asv suites: RMSNorm and fused-add RMSNorm, forward and backward, Triton vs its peers.
 
-Each suite measures all its cases once, in one warm process (``setup_cache``): inputs built,
-every output and gradient checked against the fp32 reference, then timed under the seed's
-contract (see rmsnorm_bench/instrument.py). The benchmarks below only report those figures:
+Each suite measures all its cases in one warm process (``setup_cache``): inputs built, every
+output and gradient checked against the fp32 reference, then timed under the seed's contract
+(see rmsnorm_bench/instrument.py). Run with ``-a rounds=3`` (scripts/run and scripts/compare
+pass instrument.PROCESSES), asv repeats that in fresh processes, one per round, and pools their
+samples, so that the spread between processes enters its statistics; ``asv continuous``
+interleaves the rounds of its two commits. (asv reads a ``rounds`` attribute of time_*
+benchmarks only, so the option is what sets it for these track_* ones.) The benchmarks below
+only report those figures:
 
 - ``track_time``: seconds per public call (10 samples of 100 back-to-back calls each);
 - ``track_device_time``: seconds per call replayed from a CUDA graph (no host overhead; short
@@ -18,7 +23,10 @@ contract (see rmsnorm_bench/instrument.py). The benchmarks below only report tho
 Higher is better for the ratio and the bandwidth, which asv (0.6.6) cannot be told: neither is
 judged for regressions, by asv.conf.json or by rmsnorm_bench/regressions.py.
 
-A backend that cannot run here is skipped (n/a); a wrong result fails the benchmark.
+The parameter lists are the same on every machine (instrument.param_shapes): a case this
+machine does not measure (the CPU smoke mode's shapes on a GPU, the GPU's in the smoke mode, a
+shape left out by RMSNORM_BENCH_SHAPES) is skipped (n/a), as is a backend that cannot run
+here; a wrong result fails the benchmark.
 """
 
 import sys
@@ -26,7 +34,7 @@ import sys
 from rmsnorm_bench import instrument
 
 CASE_PARAMS = {
-    phase: [s.label for s in instrument.shapes_for(phase)] for phase in ("forward", "backward")
+    phase: [s.label for s in instrument.param_shapes(phase)] for phase in ("forward", "backward")
 }
 
 
@@ -40,7 +48,8 @@ class _Suite:
     suites share one measurement."""
 
     param_names = ["case", "backend"]
-    rounds = 1  # every figure comes from setup_cache's one run: a second round would repeat it
+    # no `rounds` here: asv ignores it on track_* benchmarks (see above); each round that
+    # `-a rounds=N` asks for runs setup_cache afresh in a new process
     repeat = 1
     number = 1
     timeout = 120
@@ -57,7 +66,9 @@ class _Suite:
         return instrument.measure_suite(self.op, self.phase, log=_log)
 
     def setup(self, results, case, backend):
-        m = results[(case, backend)]
+        m = results.get((case, backend))
+        if m is None:
+            raise NotImplementedError(f"{case} is not in the shapes measured on this machine")
         if m.skipped:
             raise NotImplementedError(m.skipped)
         if m.failed:

@@ -35,6 +35,24 @@ from . import ROOT, argument_parser, asvfiles, instrument, progress, store
 OVERRIDES = (instrument.FWD_SHAPES_VAR, instrument.BWD_SHAPES_VAR, instrument.BACKENDS_VAR)
 
 
+def with_rounds(asv_args: list[str], processes: int = instrument.PROCESSES) -> list[str]:
+    """`asv run` or `continuous` arguments measuring each commit in `processes` processes
+    (asv's rounds, interleaved between commits): `-a rounds=N` added unless the arguments set
+    rounds already. asv reads no rounds attribute of track_* benchmarks, so this option is how
+    the suites get several processes."""
+    if asv_args[:1] not in (["run"], ["continuous"]):
+        return asv_args
+    for i, arg in enumerate(asv_args):
+        value = arg.split("=", 1)[1] if arg.startswith("--attribute=") else None
+        if arg in ("-a", "--attribute") and i + 1 < len(asv_args):
+            value = asv_args[i + 1]
+        elif arg.startswith("-a") and len(arg) > 2:
+            value = arg[2:]
+        if value is not None and value.replace(" ", "").startswith("rounds="):
+            return asv_args
+    return [asv_args[0], "-a", f"rounds={processes}", *asv_args[1:]]
+
+
 def say(text: str) -> None:
     print(f"run: {text}", file=sys.stderr, flush=True)
 
@@ -240,7 +258,7 @@ def main(argv=None) -> int:
     except (ValueError, OSError) as e:
         ap.exit(2, f"run: {e}\n")
     base = args.conf.resolve().parent
-    command = [sys.executable, "-m", "asv", *args.asv]
+    command = [sys.executable, "-m", "asv", *with_rounds(args.asv)]
     try:
         return run_guarded(
             command,

@@ -114,11 +114,20 @@ def selected_backends() -> list[str]:
 
 
 def shapes_for(phase: str) -> list[Shape]:
-    """The shapes of the forward or backward suites on this machine."""
+    """The shapes the forward or backward suites measure on this machine."""
     var = FWD_SHAPES_VAR if phase == "forward" else BWD_SHAPES_VAR
     if os.environ.get(var):
         return parse_shapes(os.environ[var], var)
     return [Shape(*s) for s in (SMOKE_SHAPES if DEVICE == "cpu" else DEFAULT_SHAPES)]
+
+
+def param_shapes(phase: str) -> list[Shape]:
+    """The shapes of a suite's parameter list: the same on every machine, since asv keeps one
+    benchmarks.json for all of them (stock `asv show`, `compare` and `publish` read it). The
+    GPU matrix, the smoke mode's shapes, then any shape an override adds; a machine measures
+    shapes_for(phase), and its suites skip the rest (n/a)."""
+    shapes = [Shape(*s) for s in DEFAULT_SHAPES + SMOKE_SHAPES]
+    return shapes + [s for s in shapes_for(phase) if s not in shapes]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -369,7 +378,12 @@ class Contract:
     samples: int
 
 
-GPU_CONTRACT = Contract(warmup=10, iters=100, samples=10)
+# Each suite is measured in PROCESSES fresh processes (asv's rounds, which rmsnorm_bench.asvrun
+# asks for; `asv continuous` interleaves them between its two commits: A, B, B, A, A, B), so
+# that the spread between processes, which on a GPU host moves public-call times by up to 3x,
+# enters asv's statistics and host drift hits both commits alike. Contracts are per process.
+PROCESSES = 3
+GPU_CONTRACT = Contract(warmup=10, iters=100, samples=4)  # 12 samples of 100 calls in all
 # The interpreter is slow: enough to run every code path of the tracker end to end.
 SMOKE_CONTRACT = Contract(warmup=1, iters=2, samples=3)
 
@@ -380,15 +394,16 @@ def contract() -> Contract:
 
 # The public-call ratio (peer / ours): few samples, each a pair of short blocks, ours then
 # the peer's, so that both see the same host state; the figure is their quotient.
-GPU_RATIO_CONTRACT = Contract(warmup=3, iters=20, samples=5)
+GPU_RATIO_CONTRACT = Contract(warmup=3, iters=20, samples=2)  # 6 pairs in all
 
 
 def ratio_contract() -> Contract:
     return SMOKE_CONTRACT if DEVICE == "cpu" else GPU_RATIO_CONTRACT
 
 
-# Cold-L2 device time: this many replays of a one-call graph, each after a flush of L2.
-COLD_SAMPLES = 20
+# Cold-L2 device time: this many replays of a one-call graph, each after a flush of L2
+# (per process: 21 in all).
+COLD_SAMPLES = 7
 FLUSH_BYTES = 256 * 2**20  # triton.testing.do_bench's buffer; 2x L2 where L2 is larger
 
 

@@ -722,3 +722,46 @@ def test_torch_site_lists_only_folders_that_exist(monkeypatch, tmp_path):
     dirs = machine.torch_site()
     assert str(tmp_path) in dirs and str(tmp_path / "gone") not in dirs
     assert all(os.path.isdir(d) for d in dirs)
+
+
+def test_parameter_lists_are_the_same_on_every_machine():
+    # one benchmarks.json serves every machine (stock asv show/compare/publish): the GPU
+    # matrix and the smoke shapes are listed in both modes; each mode measures its own
+    code = (
+        "import json\nfrom rmsnorm_bench import instrument as i\n"
+        "print(json.dumps([[s.label for s in i.param_shapes(p)] for p in ('forward', 'backward')]"
+        " + [[s.label for s in i.shapes_for('forward')]]))"
+    )
+    seen = {}
+    for device in ("cpu", "cuda"):
+        env = {k: v for k, v in os.environ.items() if not k.startswith("RMSNORM_BENCH")}
+        env[common.DEVICE_VAR] = device
+        done = subprocess.run(
+            [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True
+        )
+        assert done.returncode == 0, done.stderr
+        seen[device] = json.loads(done.stdout)
+    assert seen["cpu"][:2] == seen["cuda"][:2]
+    assert seen["cpu"][0] == [
+        common.Shape(*s).label for s in common.DEFAULT_SHAPES + common.SMOKE_SHAPES
+    ]
+    assert seen["cpu"][2] == ["1x256-bf16", "16x1000-f32", "3x20000-bf16"]
+    assert seen["cuda"][2][0] == "1x4096-bf16" and "1x256-bf16" not in seen["cuda"][2]
+
+
+def test_an_override_shape_is_added_to_the_parameters(monkeypatch):
+    monkeypatch.setenv(common.FWD_SHAPES_VAR, "1,4096,bf16;7,77,f32")
+    labels = [s.label for s in common.param_shapes("forward")]
+    assert labels[-1] == "7x77-f32" and labels.count("1x4096-bf16") == 1
+
+
+def test_runs_are_measured_in_several_processes_unless_told():
+    from rmsnorm_bench.asvrun import with_rounds
+
+    n = common.PROCESSES
+    assert with_rounds(["run", "HEAD^!"]) == ["run", "-a", f"rounds={n}", "HEAD^!"]
+    assert with_rounds(["continuous", "A", "B"])[:3] == ["continuous", "-a", f"rounds={n}"]
+    for given in (["-a", "rounds=1"], ["--attribute", "rounds=1"], ["-arounds=1"]):
+        assert with_rounds(["run", *given, "HEAD^!"]) == ["run", *given, "HEAD^!"]
+    assert with_rounds(["run", "-a", "repeat=2"])[1:3] == ["-a", f"rounds={n}"]
+    assert with_rounds(["publish"]) == ["publish"]
