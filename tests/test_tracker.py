@@ -40,6 +40,7 @@ TOOLS = [
     "publish",
     "regressions",
     "report",
+    "selftest",
     "store",
     "sweep",
     "training_step",
