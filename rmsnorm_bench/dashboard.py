@@ -1,15 +1,23 @@
 """Load a published dashboard in headless Chromium with the network cut off, and check it.
 
 usage: python -m rmsnorm_bench.dashboard HTML_DIR [--commit SHA] [--machines N] [--min-commits N]
-                                        [--commit-url URL]
+                                        [--gpu-history N] [--commit-url URL]
+                                        [--screenshots DIR]
 
 Serves HTML_DIR on 127.0.0.1, sends every other request to a dead proxy, and checks that the
 page lists the benchmarks, draws a history graph (flot's canvas) whose data holds the commit
 (default: HEAD) and at least --min-commits commits, and offers the machine selection with at
 least --machines machines; that a benchmark opens on GPU machines only (no machine without a
-GPU selected), that index.json has a show_commit_url (--commit-url: that one) and the
-benchmark list or the reports link a published commit with it, and that every machine's
-report page (report/) loads with its pictures. Exits non-zero, saying what is missing.
+GPU selected), that each suite's device-time graph of each GPU machine holds at least
+--gpu-history commits (its longest series: a machine's facts that changed start a new one),
+that index.json has a show_commit_url (--commit-url: that one) and the benchmark list or the
+reports link a published commit with it, a hash this repository resolves to a commit, and
+that every machine's report page (report/) loads with its pictures. Exits non-zero, saying
+what is missing.
+
+--screenshots DIR also saves what Chromium drew: the front page (front.png), the device-time
+graph of the fused-add backward (graph.png) and the first GPU machine's report (report.png)
+(README's pictures: docs/dashboard/).
 """
 
 import functools
@@ -27,6 +35,8 @@ from pathlib import Path
 from . import ROOT, argument_parser
 
 BENCH = "bench_rmsnorm.RMSNormBackward.track_time"
+SUITES = ("RMSNormForward", "RMSNormBackward", "FusedAddRMSNormForward", "FusedAddRMSNormBackward")
+SHOWN = "bench_rmsnorm.FusedAddRMSNormBackward.track_device_time"  # graph.png
 
 
 class QuietHandler(http.server.SimpleHTTPRequestHandler):
@@ -41,7 +51,7 @@ def serve(directory: Path):
     return server
 
 
-def dump_dom(chromium: str, url: str) -> str:
+def chromium_run(chromium: str, url: str, *action: str) -> subprocess.CompletedProcess:
     with tempfile.TemporaryDirectory() as profile:
         cmd = [
             chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
@@ -49,12 +59,53 @@ def dump_dom(chromium: str, url: str) -> str:
             "--disable-sync", f"--user-data-dir={profile}",
             # the network is off: anything not on 127.0.0.1 goes to a port nobody listens on
             "--proxy-server=127.0.0.1:9", "--proxy-bypass-list=127.0.0.1",
-            "--virtual-time-budget=20000", "--dump-dom", url,
+            "--virtual-time-budget=20000", *action, url,
         ]  # fmt: skip
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     if out.returncode:
         sys.exit(f"dashboard: chromium failed on {url}: {out.stderr[-2000:]}")
-    return out.stdout
+    return out
+
+
+def dump_dom(chromium: str, url: str) -> str:
+    return chromium_run(chromium, url, "--dump-dom").stdout
+
+
+def screenshot(chromium: str, url: str, path: Path) -> None:
+    chromium_run(chromium, url, "--window-size=1400,900", f"--screenshot={path}")
+    if not path.is_file() or path.read_bytes()[:8] != b"\x89PNG\r\n\x1a\n":
+        sys.exit(f"dashboard: chromium drew no picture of {url}")
+
+
+def gpu_history(html_dir: Path, machines: list[str]) -> dict:
+    """{(machine, suite): commits in the longest series of its device-time graph}."""
+    out = {}
+    for machine in machines:
+        for suite in SUITES:
+            name = f"bench_rmsnorm.{suite}.track_device_time.json"
+            series = [
+                g
+                for g in (html_dir / "graphs").rglob(name)
+                if f"machine-{machine}" in g.parts and "summary" not in g.parts
+            ]
+            out[machine, suite] = max(
+                (
+                    sum(1 for _, values in json.loads(g.read_text()) if _has_value(values))
+                    for g in series
+                ),
+                default=0,
+            )
+    return out
+
+
+def _has_value(values) -> bool:
+    values = values if isinstance(values, list) else [values]
+    return any(isinstance(v, (int, float)) and v == v for v in values)
+
+
+def is_commit(sha: str) -> bool:
+    cmd = ["git", "-C", str(ROOT), "cat-file", "-e", f"{sha}^{{commit}}"]
+    return subprocess.run(cmd, capture_output=True).returncode == 0
 
 
 BUTTON = re.compile(r'<a class="btn btn-default btn-xs( active)?" role="button"[^>]*>([^<]*)</a>')
@@ -91,7 +142,9 @@ def main(argv=None) -> int:
     ap.add_argument("--commit", help="a commit that must be shown (default: HEAD)")
     ap.add_argument("--machines", type=int, default=1, help="machines it must offer (1)")
     ap.add_argument("--min-commits", type=int, default=1, help="commits it must plot (1)")
+    ap.add_argument("--gpu-history", type=int, default=0, help="device-time commits (0)")
     ap.add_argument("--commit-url", help="the commit links it must have (URL + hash)")
+    ap.add_argument("--screenshots", type=Path, help="save the pictures here too")
     args = ap.parse_args(argv)
     head = ["git", "-C", str(ROOT), "rev-parse", "HEAD"]
     commit = args.commit or subprocess.check_output(head, text=True).strip()
@@ -116,6 +169,17 @@ def main(argv=None) -> int:
         want = args.min_commits
         problems.append(f"the graphs of {BENCH} hold {len(points)} commit(s); want {want}")
 
+    gpus = [m for m in machines if str(index["machines"][m].get("gpu", "none")) != "none"]
+    if args.gpu_history:
+        for (machine, suite), count in gpu_history(args.html_dir, gpus).items():
+            if count < args.gpu_history:
+                problems.append(
+                    f"{machine}'s device-time graph of {suite} holds {count} commit(s); "
+                    f"want {args.gpu_history}"
+                )
+        if not gpus:
+            problems.append("no GPU machine is published: no device-time history to check")
+
     server = serve(args.html_dir)
     base = f"http://127.0.0.1:{server.server_address[1]}/"
     try:
@@ -124,6 +188,13 @@ def main(argv=None) -> int:
         summary = dump_dom(chromium, base + "#/summarylist")
         found, reports = check_reports(chromium, base, index)
         problems += found
+        if args.screenshots:
+            args.screenshots.mkdir(parents=True, exist_ok=True)
+            screenshot(chromium, base, args.screenshots / "front.png")
+            screenshot(chromium, base + "#" + SHOWN, args.screenshots / "graph.png")
+            first = re.findall(r'href="([^"/]+/[0-9a-f]{8}/)"', reports)
+            if first:
+                screenshot(chromium, base + "report/" + first[0], args.screenshots / "report.png")
     finally:
         server.shutdown()
     if "bench_rmsnorm.RMSNormForward" not in listing or "FusedAddRMSNormBackward" not in listing:
@@ -133,7 +204,6 @@ def main(argv=None) -> int:
     missing = [m for m in machines if m not in graph]
     if missing or "machine" not in graph:
         problems.append(f"the graph page offers no selection of machine(s) {missing}")
-    gpus = [m for m in machines if str(index["machines"][m].get("gpu", "none")) != "none"]
     shown = selected_machines(graph, machines)
     if gpus and sorted(shown) != sorted(gpus):
         problems.append(f"the page of {BENCH} opens on {shown}; want the GPU machines {gpus}")
@@ -147,6 +217,9 @@ def main(argv=None) -> int:
     linked = re.findall(r'href="' + re.escape(url) + r'([0-9a-f]{7,40})"', summary + reports)
     if not any(h.startswith(c) for c in linked for h in revisions):
         problems.append(f"neither the benchmark list nor report/ links a commit as {url}HASH")
+    unresolved = sorted({c for c in linked if not is_commit(c)})
+    if unresolved:
+        problems.append(f"commit links to hashes that are no commit here: {unresolved[:3]}")
     if problems:
         sys.exit("dashboard: " + "; ".join(problems))
     print(
