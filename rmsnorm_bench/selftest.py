@@ -78,7 +78,7 @@ def _planted(public, fraction={fraction!r}):
         out = public(x, *args, **kwargs)
         y = out[0] if isinstance(out, tuple) else out
         if y.requires_grad:
-            y.register_hook(lambda grad: copy_rows(grad) and None)
+            y.register_hook(lambda grad: (copy_rows(grad), None)[1])  # grad unchanged
         return out
 
     return call

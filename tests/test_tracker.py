@@ -7,6 +7,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -766,3 +767,99 @@ def test_runs_are_measured_in_several_processes_unless_told():
         assert with_rounds(["run", *given, "HEAD^!"]) == ["run", *given, "HEAD^!"]
     assert with_rounds(["run", "-a", "repeat=2"])[1:3] == ["-a", f"rounds={n}"]
     assert with_rounds(["publish"]) == ["publish"]
+
+
+def test_the_self_test_sorts_detections_false_alarms_and_misses(tmp_path):
+    from rmsnorm_bench import selftest
+
+    def run(commit, bench, values):  # ten samples around each value, as asv records them
+        samples = {k: [v * (1 + 0.001 * i) for i in range(10)] for k, v in values.items()}
+        return asvfiles.load_run(
+            write_run(tmp_path / commit, commit * 40, 1, values, "v", bench, samples)
+        )
+
+    device = "bench_rmsnorm.RMSNormForward.track_device_time"
+    big, small = "16384x4096-bf16", "1x4096-bf16"
+    old = run("a", device, {(big, "triton"): 1e-4, (small, "triton"): 2e-6, (big, "torch"): 1e-4})
+    slower = run(
+        "b", device, {(big, "triton"): 1.1e-4, (small, "triton"): 2e-6, (big, "torch"): 1.2e-4}
+    )
+    same = run("c", device, {(big, "triton"): 1e-4, (small, "triton"): 2e-6, (big, "torch"): 1e-4})
+
+    v = selftest.judge("device", old, slower, 1.05)
+    assert v.ok and len(v.detected) == 1 and big in v.detected[0]
+    assert len(v.other) == 1 and "'torch'" in v.other[0]  # a peer: shown, never counted
+    missed = selftest.judge("device", old, same, 1.05)
+    assert not missed.ok and missed.missed == [f"{device}('{big}', 'triton')"]
+    alarm = selftest.judge("unchanged", old, slower, 1.05)
+    assert not alarm.ok and len(alarm.false_alarms) == 1 and len(alarm.other) == 1
+    assert selftest.judge("unchanged", old, same, 1.05).ok
+
+    ratio = "bench_rmsnorm.RMSNormForward.track_public_ratio"  # higher is better: a drop flags
+    r_old = run("d", ratio, {(small, "torch"): 1.2})
+    r_new = run("e", ratio, {(small, "torch"): 1.0})
+    host = selftest.judge("host", r_old, r_new, 1.05, host_case=small)
+    assert host.ok and len(host.detected) == 1
+    assert not selftest.judge("host", r_new, r_old, 1.05, host_case=small).ok  # a rise: missed
+
+
+def test_the_self_test_plants_on_scratch_commits_and_leaves_the_tree(tmp_path):
+    from rmsnorm_bench import selftest
+
+    before = subprocess.run(
+        ["git", "status", "--porcelain"], cwd=ROOT, capture_output=True, text=True
+    ).stdout
+    base = selftest.git("rev-parse", "HEAD")
+    plant = selftest.HOST_PLANT.format(seconds=0.05)
+    planted = selftest.commit(base, "test plant", selftest.planted_init(base, plant))
+    assert selftest.git("rev-parse", f"{planted}^") == base
+    changed = selftest.git("diff", "--name-only", base, planted).split()
+    assert changed == [selftest.PACKAGE_INIT]
+    text = selftest.git("show", f"{planted}:{selftest.PACKAGE_INIT}")
+    calls = []
+    namespace = {name: (lambda *a, n=name: calls.append((n, a)) or n) for name in selftest.PUBLIC}
+    exec(compile(text.split("# --- planted", 1)[1].split("\n", 1)[1], "plant", "exec"), namespace)
+    start = time.perf_counter()
+    assert namespace["rms_norm"](1, 2) == "rms_norm" and calls == [("rms_norm", (1, 2))]
+    assert time.perf_counter() - start >= 0.05  # the planted wait ran before the call
+    assert selftest.commit(base, "empty") != base
+    after = subprocess.run(
+        ["git", "status", "--porcelain"], cwd=ROOT, capture_output=True, text=True
+    ).stdout
+    assert after == before
+
+
+def test_the_device_plant_copies_rows_and_leaves_results_alone():
+    from rmsnorm_bench import selftest
+
+    torch = pytest.importorskip("torch")
+    import torch.nn.functional as F
+
+    clones = []
+    real_clone = torch.Tensor.clone
+
+    def norm(x, w, eps):
+        return F.rms_norm(x, (x.shape[-1],), w, eps)
+
+    namespace = {
+        "rms_norm": norm,
+        "fused_add_rms_norm": lambda x, r, w, e: (norm(x + r, w, e), x + r),
+    }
+    exec(
+        compile(selftest.DEVICE_PLANT.format(fraction=0.1) + selftest.WRAP, "plant", "exec"),
+        namespace,
+    )
+    x = torch.randn(2, 10, 8, requires_grad=True)
+    w = torch.randn(8, requires_grad=True)
+    try:
+        torch.Tensor.clone = lambda t, *a, **k: clones.append(t.shape) or real_clone(t, *a, **k)
+        y = namespace["rms_norm"](x, w, 1e-6)
+        y.sum().backward()
+        y2, _ = namespace["fused_add_rms_norm"](x, x, w, 1e-6)
+    finally:
+        torch.Tensor.clone = real_clone
+    assert clones[:2] == [(2, 8), (2, 8)]  # a tenth of 20 rows, forward then backward
+    expected = x.detach().clone().requires_grad_()
+    norm(expected, w, 1e-6).sum().backward()
+    assert torch.equal(y, norm(x, w, 1e-6)) and torch.allclose(x.grad, expected.grad)
+    assert torch.equal(y2, norm(x + x, w, 1e-6))
