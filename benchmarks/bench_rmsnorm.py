@@ -9,7 +9,7 @@ interleaves the rounds of its two commits. (asv reads a ``rounds`` attribute of 
 benchmarks only, so the option is what sets it for these track_* ones.) The benchmarks below
 only report those figures:
 
-- ``track_time``: seconds per public call (10 samples of 100 back-to-back calls each);
+- ``track_time``: seconds per public call (4 samples per process of 100 back-to-back calls);
 - ``track_device_time``: seconds per call replayed from a CUDA graph (no host overhead; short
   calls captured several times over, so that the host's replay rate never sets the figure);
 - ``track_peak_memory``: GPU bytes allocated at the peak of one call;

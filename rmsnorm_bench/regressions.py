@@ -14,8 +14,8 @@ What gates: the figures of backend `triton` (this package) only, and by default 
 `track_device_time` (the kernels, replayed from a CUDA graph) and `track_peak_memory`.
 --public-time adds `track_time`, the public call's time, which on GPU machines moves between
 processes by up to 3x with no code changed (docs/perf-notes.md): judge it only when both
-commits were measured side by side. `track_device_time_cold` (one call after an L2 flush, 20
-single replays) is compared and shown for every backend ("not gating") until its spread
+commits were measured side by side. `track_device_time_cold` (one call after an L2 flush, 7
+single replays per process) is compared and shown for every backend ("not gating") until its spread
 between runs is known; --cold lets ours gate. `track_public_ratio` and `track_bandwidth` are
 not compared: higher is better there, and each is another view of a figure compared here
 (public time, device time). --bench keeps, of those, the benchmarks whose name

@@ -286,7 +286,7 @@ def describe(run, ceiling_gbps=None):
     against = f"{ceiling:,.0f} GB/s" if ceiling else "none known: --copy-ceiling GB/s"
     md = (
         f"{title}\n\nPublic call (the seed's contract: autograd call, 100 back-to-back calls "
-        f"between CUDA events; median of 10 samples):\n\n{public}\n\n"
+        f"between CUDA events; median of the samples of every process):\n\n{public}\n\n"
         f"Device only (the same call replayed from a CUDA graph: no host time; "
         f"% of copy: ideal bytes per device time against the copy ceiling, {against}):"
         f"\n\n{device}"
