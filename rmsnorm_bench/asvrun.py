@@ -36,12 +36,15 @@ OVERRIDES = (instrument.FWD_SHAPES_VAR, instrument.BWD_SHAPES_VAR, instrument.BA
 
 
 def with_rounds(asv_args: list[str], processes: int = instrument.PROCESSES) -> list[str]:
-    """`asv run` or `continuous` arguments measuring each commit in `processes` processes
-    (asv's rounds, interleaved between commits): `-a rounds=N` added unless the arguments set
-    rounds already. asv reads no rounds attribute of track_* benchmarks, so this option is how
-    the suites get several processes."""
+    """`asv run` or `continuous` arguments measuring each commit in `processes` processes:
+    `-a rounds=N` added unless the arguments set rounds already (asv reads no rounds attribute
+    of track_* benchmarks, so this option is how the suites get several rounds), and
+    `--interleave-rounds`, without which `asv run` makes all rounds of a commit in one batch
+    that shares one setup_cache: every round would then report the same measurement again.
+    Each interleaved round gets a setup_cache of its own, a fresh measurement."""
     if asv_args[:1] not in (["run"], ["continuous"]):
         return asv_args
+    rounds = None
     for i, arg in enumerate(asv_args):
         value = arg.split("=", 1)[1] if arg.startswith("--attribute=") else None
         if arg in ("-a", "--attribute") and i + 1 < len(asv_args):
@@ -49,8 +52,17 @@ def with_rounds(asv_args: list[str], processes: int = instrument.PROCESSES) -> l
         elif arg.startswith("-a") and len(arg) > 2:
             value = arg[2:]
         if value is not None and value.replace(" ", "").startswith("rounds="):
-            return asv_args
-    return [asv_args[0], "-a", f"rounds={processes}", *asv_args[1:]]
+            rounds = value.replace(" ", "").split("=", 1)[1]
+    added = [] if rounds is not None else ["-a", f"rounds={processes}"]
+    several = str(rounds if rounds is not None else processes) != "1"
+    if several and "--no-interleave-rounds" in asv_args:
+        raise ValueError(
+            "--no-interleave-rounds with several rounds: they would share one setup_cache and "
+            "record one measurement several times; add -a rounds=1 or drop the option"
+        )
+    if several and "--interleave-rounds" not in asv_args:
+        added.append("--interleave-rounds")
+    return [asv_args[0], *added, *asv_args[1:]]
 
 
 def say(text: str) -> None:
@@ -254,11 +266,12 @@ def main(argv=None) -> int:
     try:
         check_options()
         check_affinity(args.asv)
+        asv_args = with_rounds(args.asv)
         conf = asvfiles.read_conf(args.conf)
     except (ValueError, OSError) as e:
         ap.exit(2, f"run: {e}\n")
     base = args.conf.resolve().parent
-    command = [sys.executable, "-m", "asv", *with_rounds(args.asv)]
+    command = [sys.executable, "-m", "asv", *asv_args]
     try:
         return run_guarded(
             command,

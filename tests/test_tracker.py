@@ -760,11 +760,20 @@ def test_an_override_shape_is_added_to_the_parameters(monkeypatch):
 def test_runs_are_measured_in_several_processes_unless_told():
     from rmsnorm_bench.asvrun import with_rounds
 
-    n = common.PROCESSES
-    assert with_rounds(["run", "HEAD^!"]) == ["run", "-a", f"rounds={n}", "HEAD^!"]
-    assert with_rounds(["continuous", "A", "B"])[:3] == ["continuous", "-a", f"rounds={n}"]
+    n, inter = common.PROCESSES, "--interleave-rounds"
+    # interleaved: without it `asv run` makes a commit's rounds in one batch that shares one
+    # setup_cache, and each round would report the same measurement again
+    assert with_rounds(["run", "HEAD^!"]) == ["run", "-a", f"rounds={n}", inter, "HEAD^!"]
+    assert with_rounds(["continuous", "A", "B"])[:4] == ["continuous", "-a", f"rounds={n}", inter]
     for given in (["-a", "rounds=1"], ["--attribute", "rounds=1"], ["-arounds=1"]):
         assert with_rounds(["run", *given, "HEAD^!"]) == ["run", *given, "HEAD^!"]
+    assert with_rounds(["run", "-a", "rounds=2", "X"]) == ["run", inter, "-a", "rounds=2", "X"]
+    with pytest.raises(ValueError, match="share one setup_cache"):
+        with_rounds(["run", "--no-interleave-rounds", "X"])
+    assert (
+        with_rounds(["run", "-a", "rounds=1", "--no-interleave-rounds"])[-1]
+        == inter[:2] + "no-" + inter[2:]
+    )
     assert with_rounds(["run", "-a", "repeat=2"])[1:3] == ["-a", f"rounds={n}"]
     assert with_rounds(["publish"]) == ["publish"]
 
