@@ -134,7 +134,9 @@ def table(values, figure="track_time", ceiling_gbps=None):
     for name, op, phase, cls in SUITES:
         times = bench_figures(values, f"bench_rmsnorm.{cls}.{figure}")
         device_times = bench_figures(values, f"bench_rmsnorm.{cls}.track_device_time")
-        cases = list(dict.fromkeys(case for case, _ in times))  # in the suite's order
+        # in the suite's order; a case no backend measured (a shape of another machine's
+        # matrix: the parameter lists are the same everywhere) is no row
+        cases = list(dict.fromkeys(case for (case, _), v in times.items() if v is not None))
         for case in cases:
             shape = Shape.from_label(case)
             ours, torch_t = times.get((case, "triton")), times.get((case, "torch"))

@@ -657,6 +657,23 @@ def test_link_torch_writes_the_folders_it_is_given(tmp_path, monkeypatch):
     assert pth.read_text().splitlines() == dirs
 
 
+def test_link_torch_adds_the_peers_folders_after_torchs(tmp_path, monkeypatch):
+    # a peer installed with pip --target (quack) reaches asv's benchmarks this way only
+    torch_dir, peer, deep = tmp_path / "torch", tmp_path / "quack", tmp_path / "quack" / "dsl"
+    for d in (torch_dir, deep):
+        d.mkdir(parents=True)
+    monkeypatch.setenv(link_torch.VAR, str(torch_dir))
+    monkeypatch.setenv(link_torch.PEERS_VAR, os.pathsep.join([str(peer), str(deep)]))
+    written = {}
+    monkeypatch.setattr(link_torch, "write_pth", lambda dirs: written.setdefault("dirs", dirs))
+    assert link_torch.main([]) == 0
+    assert written["dirs"] == [str(torch_dir), str(peer), str(deep)]
+    monkeypatch.setenv(link_torch.PEERS_VAR, str(tmp_path / "gone"))
+    with pytest.raises(SystemExit) as missing:
+        link_torch.main([])
+    assert missing.value.code == 2
+
+
 @pytest.mark.parametrize("tool", TOOLS)
 def test_every_tool_answers_help(tool, capsys):
     module = importlib.import_module(f"rmsnorm_bench.{tool}")
