@@ -6,6 +6,7 @@ in seconds; one real `scripts/run`, refused before it measures, is at the end.""
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -391,13 +392,19 @@ def test_an_interrupted_publish_leaves_no_temporary_files(store, monkeypatch):
 
 
 def test_an_interrupted_run_keeps_what_it_stored_and_leaves_no_follower(store, tmp_path):
+    # Ctrl-C as a terminal sends it: Python's handler in place (a shell starts background
+    # jobs with SIGINT ignored, and Python then leaves it so)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     script = tmp_path / "interrupts.py"
     script.write_text(
         "import os, signal, time\ntime.sleep(0.5)\nos.kill(os.getppid(), signal.SIGINT)\n"
         "time.sleep(30)\n"
     )
     before = stored(store)
-    assert guarded(store, [sys.executable, str(script)]) == 130
+    try:
+        assert guarded(store, [sys.executable, str(script)]) == 130
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert stored(store) == before
     assert not [t for t in threading.enumerate() if isinstance(t, asvrun.Follow)]
 
