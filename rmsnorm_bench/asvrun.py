@@ -17,6 +17,9 @@ What scripts/run and scripts/compare call once they have set up the environment:
 - Each measured case's line (the progress log, .asv/progress-<machine>.log) is shown as it
   comes, and where the time went is summed up at the end.
 
+`asv find` runs under the environment's lock only, with --skip-save: it measures the commits
+it bisects in one process each, without samples, which must not replace stored figures.
+
 Exit status: asv's (1: `asv continuous` found a regression; 2: a case failed), 2 for bad
 options or a run that measured nothing, 130 when interrupted (what was measured is kept).
 """
@@ -35,32 +38,58 @@ from . import ROOT, argument_parser, asvfiles, instrument, progress, store
 OVERRIDES = (instrument.FWD_SHAPES_VAR, instrument.BWD_SHAPES_VAR, instrument.BACKENDS_VAR)
 
 
+NO_INTERLEAVE = ("--no-interleave-rounds", "--no-interleave-processes")
+
+
+def _is_option(arg: str, names) -> bool:
+    """`arg` is one of `names` or a prefix argparse takes for one (at least '--no-in')."""
+    flag = arg.split("=", 1)[0]
+    return any(flag == n or (len(flag) >= 7 and n.startswith(flag)) for n in names)
+
+
+def _rounds_given(asv_args: list[str]) -> str | None:
+    """The value of `-a rounds=N` (or asv's alias `processes=N`) among the arguments."""
+    found = None
+    for i, arg in enumerate(asv_args):
+        value = arg.split("=", 1)[1] if arg.startswith("--attribute=") else None
+        if arg in ("-a", "--attribute") and i + 1 < len(asv_args):
+            value = asv_args[i + 1]
+        elif arg.startswith("-a") and len(arg) > 2 and not arg.startswith("--"):
+            value = arg[2:]
+        key, _, number = (value or "").replace(" ", "").partition("=")
+        if key in ("rounds", "processes"):
+            found = number
+    return found
+
+
 def with_rounds(asv_args: list[str], processes: int = instrument.PROCESSES) -> list[str]:
     """`asv run` or `continuous` arguments measuring each commit in `processes` processes:
     `-a rounds=N` added unless the arguments set rounds already (asv reads no rounds attribute
     of track_* benchmarks, so this option is how the suites get several rounds), and
     `--interleave-rounds`, without which `asv run` makes all rounds of a commit in one batch
     that shares one setup_cache: every round would then report the same measurement again.
-    Each interleaved round gets a setup_cache of its own, a fresh measurement."""
+    Each interleaved round gets a setup_cache of its own, a fresh measurement. Several rounds
+    where asv cannot interleave them (--no-interleave-rounds, -E existing:..., --python=same)
+    are refused (ValueError), as they would repeat one measurement; a dry run measures
+    nothing and is passed on as it is."""
     if asv_args[:1] not in (["run"], ["continuous"]):
         return asv_args
-    rounds = None
-    for i, arg in enumerate(asv_args):
-        value = arg.split("=", 1)[1] if arg.startswith("--attribute=") else None
-        if arg in ("-a", "--attribute") and i + 1 < len(asv_args):
-            value = asv_args[i + 1]
-        elif arg.startswith("-a") and len(arg) > 2:
-            value = arg[2:]
-        if value is not None and value.replace(" ", "").startswith("rounds="):
-            rounds = value.replace(" ", "").split("=", 1)[1]
+    rounds = _rounds_given(asv_args)
     added = [] if rounds is not None else ["-a", f"rounds={processes}"]
     several = str(rounds if rounds is not None else processes) != "1"
-    if several and "--no-interleave-rounds" in asv_args:
+    if not several or any(a in ("--dry-run", "-n") for a in asv_args):
+        return [asv_args[0], *added, *asv_args[1:]]
+    existing = any(
+        a.startswith("existing:") or a == "--python=same" or a.startswith("-Eexisting")
+        for a in asv_args
+    )
+    if existing or any(_is_option(a, NO_INTERLEAVE) for a in asv_args):
         raise ValueError(
-            "--no-interleave-rounds with several rounds: they would share one setup_cache and "
-            "record one measurement several times; add -a rounds=1 or drop the option"
+            "several rounds without interleaving (--no-interleave-rounds, an existing "
+            "environment, --python=same) would share one setup_cache and record one "
+            "measurement several times; add -a rounds=1"
         )
-    if several and "--interleave-rounds" not in asv_args:
+    if not any(_is_option(a, ("--interleave-rounds", "--interleave-processes")) for a in asv_args):
         added.append("--interleave-rounds")
     return [asv_args[0], *added, *asv_args[1:]]
 
@@ -217,18 +246,21 @@ def run_guarded(
     env_dir: str = ".asv/env",
     wait: bool = True,
     env: dict | None = None,
+    keep_in: Path | None = None,
 ) -> int:
-    """Run `command` (asv) under the locks, with results/ kept and settled around it."""
+    """Run `command` (asv) under the locks (in `state`), with results/ kept (in `keep_in`,
+    default `state`: one place per results folder, so that a run killed before it settled is
+    settled into its own results) and settled around it."""
     env = dict(os.environ if env is None else env)
     overridden = [var for var in OVERRIDES if env.get(var)]
     env_lock = f"lock-{Path(env_dir).name}"
     with Locks(state, [env_lock, f"lock-results-{machine}"], wait=wait):
-        copy = state / f"kept-{machine}"
+        copy = (keep_in or state) / f"kept-{machine}"
         if copy.is_dir():  # a run killed before it could settle: its copy is merged now
             left = store.settle(results, machine, copy)
             say(f"a killed run's results settled: {left.measured} figure(s) added")
         store.keep(results, machine, copy)
-        log = state / f"progress-{machine}.log"
+        log = (keep_in or state) / f"progress-{machine}.log"
         log.write_text("")
         env[progress.VAR] = str(log)
         follow = Follow(log)
@@ -261,7 +293,7 @@ def main(argv=None) -> int:
     ap.add_argument("--machine", required=True, help="the machine's name (asv's --machine)")
     ap.add_argument("--conf", type=Path, default=ROOT / "asv.conf.json", help="asv's config")
     ap.add_argument("--no-wait", action="store_true", help="refuse if another run is on")
-    ap.add_argument("asv", nargs="+", metavar="ASV_COMMAND", help="run|continuous ARGS...")
+    ap.add_argument("asv", nargs="+", metavar="ASV_COMMAND", help="run|continuous|find ARGS...")
     args = ap.parse_args(argv)
     try:
         check_options()
@@ -271,8 +303,14 @@ def main(argv=None) -> int:
     except (ValueError, OSError) as e:
         ap.exit(2, f"run: {e}\n")
     base = args.conf.resolve().parent
+    if asv_args[0] == "find":  # a search: one process per commit, no samples; not stored
+        asv_args = [*asv_args, *(["--skip-save"] if "--skip-save" not in asv_args else [])]
     command = [sys.executable, "-m", "asv", *asv_args]
     try:
+        if asv_args[0] == "find":
+            lock = f"lock-{Path(conf['env_dir']).name}"
+            with Locks(base / ".asv", [lock], wait=not args.no_wait):
+                return run_asv(command, dict(os.environ))
         return run_guarded(
             command,
             args.machine,

@@ -31,8 +31,10 @@ is judged as rmsnorm_bench.regressions judges it. Printed: per pair, the figures
 into detections and false alarms (gating figures flagged in the unchanged pair; peers'
 figures flagged anywhere; ours in the device pair at shapes the plant does not reach are
 not counted either way). RMSNORM_BENCH_BACKENDS and RMSNORM_BENCH_SHAPES narrow what is
-measured (the ratio needs torch beside triton); ASV_ARGS (e.g. -b Forward) go to every asv
-call.
+measured (the ratio needs torch beside triton); ASV_ARGS (e.g. -b '\\.RMSNormForward\\.') go
+to every `asv continuous` (asv find takes its one benchmark from the self-test). A pair with
+no gating figure of ours measured in both commits, or a device pair with no device time at
+>= 1M elements, is an error (exit 2), never a pass.
 
 Exit status: 0 when there is no false alarm on a gating figure and every planted regression
 was detected; 1 otherwise; 2 when it could not run (a dirty package tree is fine: the plants
@@ -214,6 +216,12 @@ def judge(kind: str, old: dict, new: dict, factor: float, host_case: str | None 
     flagged, for a pair of `kind` unchanged, device or host."""
     v = Verdict(kind)
     found = flagged(old, new, factor)
+    judged = [key for key in set(asvfiles.figures(old)) & set(asvfiles.figures(new)) if gating(key)]
+    if not judged:
+        raise SelfTestError(
+            f"{kind} pair: no gating figure of ours was measured in both commits, so nothing "
+            "could be judged (do ASV_ARGS or RMSNORM_BENCH_* leave our suites out?)"
+        )
     for key, change in found.items():
         bench, params = key
         ours = params[-1] == regressions.OURS
@@ -227,23 +235,32 @@ def judge(kind: str, old: dict, new: dict, factor: float, host_case: str | None 
         elif kind == "device" and figure == "track_device_time" and reached(params):
             v.detected.append(line)
         elif kind == "host" and params[0] == host_case and figure in ("track_time", RATIO):
-            v.detected.append(line)
+            v.detected.append(line)  # a peer's public time went to v.other above
         else:
             v.other.append(line)
     if kind == "device":
         expected = {
             key
-            for key in asvfiles.figures(new)
+            for key in asvfiles.figures(old)
             if gating(key)
             and regressions.figure_name(key[0]) == "track_device_time"
             and reached(key[1])
         }
+        if not expected:
+            raise SelfTestError(
+                "device pair: no device time of ours at a shape of >= 1M elements was "
+                "measured: the plant cannot be judged (add such a shape)"
+            )
         v.missed = [label(key) for key in sorted(expected - set(found))]
     if kind == "host":
         hits = [
             key
             for key in found
-            if key[1][0] == host_case and regressions.figure_name(key[0]) in ("track_time", RATIO)
+            if key[1][0] == host_case
+            and (
+                (key[1][-1] == regressions.OURS and regressions.figure_name(key[0]) == "track_time")
+                or regressions.figure_name(key[0]) == RATIO
+            )
         ]
         if not hits:
             v.missed = [f"our public time or a peer's ratio at {host_case}"]
@@ -275,7 +292,7 @@ class Runner:
         settings = asvfiles.read_conf(conf)
         self.env_dir = settings["env_dir"]
         # the copy lives beside the config: asv resolves its paths from the config's folder
-        self.conf = conf.resolve().parent / ".asv-selftest.json"
+        self.conf = conf.resolve().parent / f".asv-selftest-{machine}.json"
         changes = {"results_dir": str(self.results), "html_dir": str(STATE / "html")}
         asvfiles.write_conf(self.conf, changes, conf)
 
@@ -283,8 +300,10 @@ class Runner:
         asv_args = [*args, "--config", str(self.conf), "--machine", self.machine]
         asv_args += ["--show-stderr", *self.asv_args]
         command = [sys.executable, "-m", "asv", *asvrun.with_rounds(asv_args)]
+        # the locks are the normal runs' (one run per environment at a time); the copy kept
+        # around the run is the self-test's own, so that nothing crosses to results/
         return asvrun.run_guarded(
-            command, self.machine, self.results, ROOT / ".asv", self.env_dir, env=None
+            command, self.machine, self.results, ROOT / ".asv", self.env_dir, keep_in=STATE
         )
 
     def compare(self, base: str, head: str) -> tuple[dict, dict]:
@@ -339,7 +358,8 @@ def find(runner: Runner, base: str, plant: str, bench: str) -> Verdict:
     git("branch", "-f", branch_name(base) + "-find", tip)
     command = [sys.executable, "-m", "asv", "find", f"{base}..{tip}", bench]
     command += ["--config", str(runner.conf), "--machine", runner.machine, "--show-stderr"]
-    done = subprocess.run(command, capture_output=True, text=True)
+    with asvrun.Locks(ROOT / ".asv", [f"lock-{Path(runner.env_dir).name}"]):
+        done = subprocess.run(command, capture_output=True, text=True)
     sys.stderr.write(done.stdout[-4000:] + done.stderr[-4000:])
     found = re.search(r"Greatest regression found: ([0-9a-f]{8})", done.stdout + done.stderr)
     if not found:
@@ -372,8 +392,10 @@ def main(argv=None) -> int:
     asv_args = args.asv_args[1:] if args.asv_args[:1] == ["--"] else args.asv_args
     try:
         return run(args, asv_args)
-    except (SelfTestError, ValueError, asvfiles.BadFile) as e:
+    except (SelfTestError, ValueError, OSError, asvfiles.BadFile) as e:
         ap.exit(2, f"selftest: {e}\n")
+    except asvrun.Busy as e:
+        ap.exit(2, f"selftest: refused, another run is on: {e}\n")
 
 
 def run(args, asv_args: list[str]) -> int:

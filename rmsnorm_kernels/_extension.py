@@ -75,13 +75,14 @@ def _unsupported() -> str | None:
 
 
 def _build():
+    from torch.utils.cpp_extension import get_default_build_root
     from torch.utils.cpp_extension import load as load_extension
 
     source = SOURCE.read_bytes()
     versions = f"{torch.__version__} {sys.version}".encode()
     name = f"rmsnorm_kernels_host_{hashlib.sha256(source + versions).hexdigest()[:16]}"
-    root = os.environ.get("TORCH_EXTENSIONS_DIR") or Path.home() / ".cache" / "torch_extensions"
-    build = Path(root) / name
+    # torch's own folder: TORCH_EXTENSIONS_DIR, else under XDG_CACHE_HOME or ~/.cache
+    build = Path(os.environ.get("TORCH_EXTENSIONS_DIR") or get_default_build_root()) / name
     build.mkdir(parents=True, exist_ok=True)
     copy = build / SOURCE.name
     if not copy.is_file() or copy.read_bytes() != source:

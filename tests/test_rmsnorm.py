@@ -706,7 +706,9 @@ def test_a_reinstalled_source_reuses_the_build(tmp_path, monkeypatch):
     copy.write_bytes(_extension.SOURCE.read_bytes())
     monkeypatch.setattr(_extension, "SOURCE", copy)
     _extension._build()  # the build of this source, wherever the package's own came from
-    root = os.environ.get("TORCH_EXTENSIONS_DIR") or Path.home() / ".cache" / "torch_extensions"
+    from torch.utils.cpp_extension import get_default_build_root
+
+    root = os.environ.get("TORCH_EXTENSIONS_DIR") or get_default_build_root()
     name = ops._native.__name__
     library = Path(root) / name / f"{name}.so"
     built = library.stat().st_mtime_ns

@@ -1,6 +1,7 @@
 """The tracker's own logic: the instrument's pure parts, results merging, regression checks,
 publishing, the machine's facts; the tools are imported, the shell entry points run."""
 
+import hashlib
 import importlib
 import json
 import os
@@ -785,8 +786,18 @@ def test_runs_are_measured_in_several_processes_unless_told():
     for given in (["-a", "rounds=1"], ["--attribute", "rounds=1"], ["-arounds=1"]):
         assert with_rounds(["run", *given, "HEAD^!"]) == ["run", *given, "HEAD^!"]
     assert with_rounds(["run", "-a", "rounds=2", "X"]) == ["run", inter, "-a", "rounds=2", "X"]
-    with pytest.raises(ValueError, match="share one setup_cache"):
-        with_rounds(["run", "--no-interleave-rounds", "X"])
+    for one_batch in (
+        ["--no-interleave-rounds"],
+        ["--no-interleave-processes"],
+        ["--no-interleave-r"],
+        ["-E", "existing:/usr/bin/python3"],
+        ["--python=same"],
+    ):
+        with pytest.raises(ValueError, match="share one setup_cache"):
+            with_rounds(["run", *one_batch, "X"])
+    assert with_rounds(["run", "-a", "processes=1", "X"]) == ["run", "-a", "processes=1", "X"]
+    assert with_rounds(["run", "--dry-run", "X"]) == ["run", "-a", f"rounds={n}", "--dry-run", "X"]
+    assert with_rounds(["run", "--interleave-processes", "X"]).count(inter) == 0
     assert (
         with_rounds(["run", "-a", "rounds=1", "--no-interleave-rounds"])[-1]
         == inter[:2] + "no-" + inter[2:]
@@ -798,11 +809,10 @@ def test_runs_are_measured_in_several_processes_unless_told():
 def test_the_self_test_sorts_detections_false_alarms_and_misses(tmp_path):
     from rmsnorm_bench import selftest
 
-    def run(commit, bench, values):  # ten samples around each value, as asv records them
+    def run(name, bench, values):  # ten samples around each value, as asv records them
         samples = {k: [v * (1 + 0.001 * i) for i in range(10)] for k, v in values.items()}
-        return asvfiles.load_run(
-            write_run(tmp_path / commit, commit * 40, 1, values, "v", bench, samples)
-        )
+        sha = hashlib.sha1(name.encode()).hexdigest()
+        return asvfiles.load_run(write_run(tmp_path / name, sha, 1, values, "v", bench, samples))
 
     device = "bench_rmsnorm.RMSNormForward.track_device_time"
     big, small = "16384x4096-bf16", "1x4096-bf16"
@@ -822,11 +832,32 @@ def test_the_self_test_sorts_detections_false_alarms_and_misses(tmp_path):
     assert selftest.judge("unchanged", old, same, 1.05).ok
 
     ratio = "bench_rmsnorm.RMSNormForward.track_public_ratio"  # higher is better: a drop flags
-    r_old = run("d", ratio, {(small, "torch"): 1.2})
-    r_new = run("e", ratio, {(small, "torch"): 1.0})
-    host = selftest.judge("host", r_old, r_new, 1.05, host_case=small)
-    assert host.ok and len(host.detected) == 1
-    assert not selftest.judge("host", r_new, r_old, 1.05, host_case=small).ok  # a rise: missed
+    public = "bench_rmsnorm.RMSNormForward.track_time"
+
+    def host_run(commit, ratio_value, ours, torch):
+        parts = [
+            run(commit + "1", device, {(big, "triton"): 1e-4}),
+            run(commit + "2", ratio, {(small, "torch"): ratio_value}),
+            run(commit + "3", public, {(small, "triton"): ours, (small, "torch"): torch}),
+        ]
+        return {**parts[0], "results": {k: v for p in parts for k, v in p["results"].items()}}
+
+    base = host_run("d", 1.2, 1e-5, 1e-5)
+    host = selftest.judge("host", base, host_run("e", 1.0, 1e-5, 1e-5), 1.05, small)
+    assert host.ok and len(host.detected) == 1 and ratio in host.detected[0]
+    assert selftest.judge("host", base, host_run("f", 1.2, 1.2e-5, 1e-5), 1.05, small).ok
+    risen = selftest.judge("host", host_run("g", 1.0, 1e-5, 1e-5), base, 1.05, small)
+    assert not risen.ok  # the ratio rose: no detection
+    peer_only = selftest.judge("host", base, host_run("h", 1.2, 1e-5, 2e-5), 1.05, small)
+    assert not peer_only.ok and len(peer_only.other) == 1  # torch's own time is no detection
+
+    # nothing that could be judged is an error, never a pass
+    ratio_only = run("i", ratio, {(small, "torch"): 1.2})
+    with pytest.raises(selftest.SelfTestError, match="no gating figure"):
+        selftest.judge("unchanged", ratio_only, ratio_only, 1.05)
+    tiny = run("j", device, {(small, "triton"): 2e-6})
+    with pytest.raises(selftest.SelfTestError, match=">= 1M elements"):
+        selftest.judge("device", tiny, tiny, 1.05)
 
 
 def test_the_self_test_plants_on_scratch_commits_and_leaves_the_tree(tmp_path):
