@@ -23,7 +23,7 @@ from . import argument_parser
 ROWS = {  # the pointer arguments of each kernel that hold rows, and the other pointers
     "_rms_norm_fwd_kernel": (("X", "R", "Y", "S"), {"W": "bf16", "RSTD": "fp32"}),
     "_rms_norm_bwd_kernel": (
-        ("DY", "X", "DRES", "DX"),
+        ("DY", "X", "DRES", "DX", "DX_COPY"),
         {"W": "bf16", "RSTD": "fp32", "DW_PARTIAL": "fp32", "DW": "bf16", "DOT": "fp32"},
     ),
     "_row_dot_kernel": (("DY", "X"), {"W": "bf16", "DOT": "fp32"}),
@@ -95,8 +95,9 @@ def variants():
     cpu = torch.device("cpu")  # the plans' heuristics, without asking a GPU for its SMs
     bf16 = torch.bfloat16
     fwd_kernel, bwd_kernel = "_rms_norm_fwd_kernel", "_rms_norm_bwd_kernel"
-    # the fused backward with a gradient of residual_out and dweight partials to sum
-    flags = _plan.HAS_DRES | _plan.REDUCE_DW
+    # the fused backward with a gradient of residual_out, dweight partials to sum and dx
+    # written twice (x and residual both leaves): every operand of the backward present
+    flags = _plan.HAS_DRES | _plan.REDUCE_DW | _plan.HAS_DX_COPY
     one_block = ("DW", "DOT")  # absent there: dweight is summed by the reduction; no row-dot
     for n, align in ((4096, 16), (3000, 8), (1000, 8)):  # 1000: short rows (SHORT_ROW_N)
         bucket = _plan.bucket_of(n)

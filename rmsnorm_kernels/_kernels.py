@@ -291,6 +291,7 @@ def _rms_norm_bwd_kernel(
     stride_dres,
     DX,  # gradient of the input [M, N]
     stride_dx,
+    DX_COPY,  # dx again, for a second input that needs its own buffer (None unless HAS_DX_COPY)
     DW_PARTIAL,  # fp32 [row groups, N]: each program's share of dweight (None unless REDUCE_DW)
     DW,  # dweight [N], written directly in its dtype (None unless COMPUTE_DW and not REDUCE_DW)
     DOT,  # fp32 [M, dot_segments], _row_dot_kernel's partial sums (None unless SPLIT_ROW)
@@ -302,6 +303,7 @@ def _rms_norm_bwd_kernel(
     COMPUTE_DW: tl.constexpr,
     REDUCE_DW: tl.constexpr,  # several row groups: partials, summed by _sum_partials_kernel
     SPLIT_ROW: tl.constexpr,  # program (g, j) takes columns j * BLOCK_N... of row group g
+    HAS_DX_COPY: tl.constexpr,  # fused backward whose x and residual are both leaves
     DOT_BLOCK: tl.constexpr,  # a power of two, at least dot_segments (when SPLIT_ROW)
     PREFETCH: tl.constexpr,  # load the next row block before working on this one
     BLOCK_M: tl.constexpr,
@@ -359,7 +361,10 @@ def _rms_norm_bwd_kernel(
         else:
             mean_gx = tl.sum(g * xhat, axis=1)[:, None] / N
         dx = (g - xhat * mean_gx) * rstd + dres.to(tl.float32)
-        tl.store(DX + rows * stride_dx + cols, dx.to(DX.dtype.element_ty), mask=mask)
+        dx = dx.to(DX.dtype.element_ty)
+        tl.store(DX + rows * stride_dx + cols, dx, mask=mask)
+        if HAS_DX_COPY:  # a write, where a copy made by autograd would read and write
+            tl.store(DX_COPY + rows * stride_dx + cols, dx, mask=mask)
         if COMPUTE_DW:
             dw_acc += dy * xhat
     if COMPUTE_DW:

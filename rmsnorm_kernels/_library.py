@@ -21,7 +21,17 @@ from .ops import (
     rms_norm_forward,
 )
 
-_NO_DW = 0  # dweight's place in the backward's outputs when there is none: an empty tensor
+_ABSENT = 0  # an output not computed (dweight, dx's copy): an empty tensor in its place
+
+
+def _bwd_outputs(x, weight, compute_dw: bool, dx_copy: bool):
+    """The backward operator's outputs, shapes only: (dx, dweight, dx's copy)."""
+    has_dw = compute_dw and weight is not None
+    return (
+        x.new_empty(x.shape),
+        weight.new_empty(weight.shape) if has_dw else x.new_empty(_ABSENT),
+        x.new_empty(x.shape) if dx_copy else x.new_empty(_ABSENT),
+    )
 
 
 def _register_native_fakes() -> None:
@@ -37,9 +47,8 @@ def _register_native_fakes() -> None:
         rstd = x.new_empty(x.shape[:-1], dtype=torch.float32)
         return x.new_empty(x.shape), x.new_empty(x.shape), rstd
 
-    def rms_norm_bwd(dy, x, weight, rstd, d_residual_out, compute_dw):
-        has_dw = compute_dw and weight is not None
-        return x.new_empty(x.shape), weight.new_empty(weight.shape) if has_dw else x.new_empty(0)
+    def rms_norm_bwd(dy, x, weight, rstd, d_residual_out, compute_dw, dx_copy=False):
+        return _bwd_outputs(x, weight, compute_dw, dx_copy)
 
     for fake in (rms_norm_fwd, fused_add_rms_norm_fwd, rms_norm_bwd):
         torch.library.register_fake(f"rmsnorm_kernels::{fake.__name__}", fake)
@@ -82,22 +91,24 @@ def _define_python_ops() -> None:
         rstd: Tensor,
         d_residual_out: Tensor | None,
         compute_dw: bool,
-    ) -> tuple[Tensor, Tensor]:
-        """(dx, dweight); dweight is an empty tensor when it is not computed."""
+        dx_copy: bool = False,
+    ) -> tuple[Tensor, Tensor, Tensor]:
+        """(dx, dweight, dx's copy); an output not computed is an empty tensor."""
         dres = None if d_residual_out is None else _rows(d_residual_out)
-        dx, dw = rms_norm_backward(_rows(dy), x, weight, rstd, dres, compute_dw)
-        return dx, dw if dw is not None else x.new_empty(_NO_DW)
+        dx, dw, dx2 = rms_norm_backward(_rows(dy), x, weight, rstd, dres, compute_dw, dx_copy)
+        return (
+            dx,
+            dw if dw is not None else x.new_empty(_ABSENT),
+            dx2 if dx2 is not None else x.new_empty(_ABSENT),
+        )
 
     @rms_norm_bwd.register_fake
-    def _(dy, x, weight, rstd, d_residual_out, compute_dw):
-        has_dw = compute_dw and weight is not None
-        return x.new_empty(x.shape), weight.new_empty(weight.shape) if has_dw else x.new_empty(
-            _NO_DW
-        )
+    def _(dy, x, weight, rstd, d_residual_out, compute_dw, dx_copy=False):
+        return _bwd_outputs(x, weight, compute_dw, dx_copy)
 
     def _backward(ctx, dy, x, weight, rstd, d_residual_out, weight_index):
         compute_dw = weight is not None and ctx.needs_input_grad[weight_index]
-        dx, dw = torch.ops.rmsnorm_kernels.rms_norm_bwd(
+        dx, dw, _ = torch.ops.rmsnorm_kernels.rms_norm_bwd(
             dy, x, weight, rstd, d_residual_out, compute_dw
         )
         return dx, dw if compute_dw else None

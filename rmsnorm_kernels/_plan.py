@@ -26,8 +26,8 @@ from ._kernels import (
 )
 
 # Per-call constexpr flags of each kernel, bit i of a launch's ``flags`` setting the i-th
-BACKWARD_FLAGS = ("HAS_DRES", "REDUCE_DW")
-HAS_DRES, REDUCE_DW = 1, 2
+BACKWARD_FLAGS = ("HAS_DRES", "REDUCE_DW", "HAS_DX_COPY")
+HAS_DRES, REDUCE_DW, HAS_DX_COPY = 1, 2, 4
 
 LAUNCHES: list["KernelLaunch"] = []  # by id: the compiled host path names launches by index
 

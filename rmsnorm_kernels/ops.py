@@ -151,15 +151,16 @@ def rms_norm_forward(x, weight, eps: float, residual=None):
     return _forward(x, weight, eps, residual)
 
 
-def rms_norm_backward(dy, x, weight, rstd, d_residual_out=None, compute_dw=True):
+def rms_norm_backward(dy, x, weight, rstd, d_residual_out=None, compute_dw=True, dx_copy=False):
     """Backward on 2-D rows of the normalised input x (residual_out when fused), through the
-    host path in use. Returns (dx, dweight or None); dx includes d_residual_out when given."""
+    host path in use. Returns (dx, dweight or None, a second buffer holding dx or None); dx
+    includes d_residual_out when given."""
     if _native is not None:
-        dx, dw = torch.ops.rmsnorm_kernels.rms_norm_bwd(
-            dy, x, weight, rstd, d_residual_out, compute_dw
+        dx, dw, dx2 = torch.ops.rmsnorm_kernels.rms_norm_bwd(
+            dy, x, weight, rstd, d_residual_out, compute_dw, dx_copy
         )
-        return dx, dw if compute_dw and weight is not None else None
-    return _backward(dy, x, weight, rstd, d_residual_out, compute_dw)
+        return dx, dw if compute_dw and weight is not None else None, dx2 if dx_copy else None
+    return _backward(dy, x, weight, rstd, d_residual_out, compute_dw, dx_copy)
 
 
 def _forward(x, weight, eps: float, residual=None):
@@ -182,18 +183,20 @@ def _forward(x, weight, eps: float, residual=None):
     return y, residual_out, rstd
 
 
-def _backward(dy, x, weight, rstd, d_residual_out=None, compute_dw=True):
-    """The Python path's backward (csrc/rmsnorm.cpp's ``backward`` is the compiled one)."""
+def _backward(dy, x, weight, rstd, d_residual_out=None, compute_dw=True, dx_copy=False):
+    """The Python path's backward (csrc/rmsnorm.cpp's ``backward`` is the compiled one).
+    Returns (dx, dweight or None, dx_copy: a second buffer holding dx, or None)."""
     m, n = x.shape
     compute_dw = compute_dw and weight is not None
     plan = _plan.of_call(_plan.backward_plan, x, weight, compute_dw)
     tile = plan.for_rows(m)
     dx = torch.empty((m, n), dtype=x.dtype, device=x.device)
+    dx2 = torch.empty_like(dx) if dx_copy else None
     dw = None
     if compute_dw:
         dw = torch.zeros_like(weight) if m == 0 else torch.empty_like(weight)
     if m == 0:
-        return dx, dw
+        return dx, dw, dx2
     grid = plan.grid(tile, m, n)
     reduce_dw = compute_dw and grid[0] > 1  # several row groups: partials, then their sum
     partial = torch.empty((grid[0], n), dtype=torch.float32, device=x.device) if reduce_dw else None
@@ -201,7 +204,11 @@ def _backward(dy, x, weight, rstd, d_residual_out=None, compute_dw=True):
     sdy, sx = dy.stride(0), x.stride(0)
     sdres = d_residual_out.stride(0) if has_dres else 0
     align = row_alignment(n, sdy, sx, sdres)  # dx is fresh and contiguous
-    flags = (_plan.HAS_DRES if has_dres else 0) | (_plan.REDUCE_DW if reduce_dw else 0)
+    flags = (
+        (_plan.HAS_DRES if has_dres else 0)
+        | (_plan.REDUCE_DW if reduce_dw else 0)
+        | (_plan.HAS_DX_COPY if dx_copy else 0)
+    )
     dot, segments = None, 0
     with _on_device(x):
         if plan.split_row:  # first pass: each row's sum of g * x, in segments
@@ -212,7 +219,7 @@ def _backward(dy, x, weight, rstd, d_residual_out=None, compute_dw=True):
             )  # fmt: skip
         tile.launch(
             grid,
-            (dy, sdy, x, sx, weight, rstd, d_residual_out, sdres, dx, n, partial,
+            (dy, sdy, x, sx, weight, rstd, d_residual_out, sdres, dx, n, dx2, partial,
              None if reduce_dw else dw, dot, m, n, segments),
             align,
             flags,
@@ -220,7 +227,7 @@ def _backward(dy, x, weight, rstd, d_residual_out=None, compute_dw=True):
         if reduce_dw:
             reduce_grid = (cdiv(n, plan.reduce_block_n),)
             plan.reduce(reduce_grid, (partial, dw, grid[0], n), row_alignment(n))
-    return dx, dw
+    return dx, dw, dx2
 
 
 # --------------------------------------------------------------------------------------------
@@ -248,8 +255,24 @@ class RMSNormFunction(torch.autograd.Function):
     def backward(ctx, dy):
         x, weight, rstd = ctx.saved_tensors
         compute_dw = weight is not None and ctx.needs_input_grad[1]
-        dx, dw = _backward(_rows(dy), x, weight, rstd, compute_dw=compute_dw)
+        dx, dw, _ = _backward(_rows(dy), x, weight, rstd, compute_dw=compute_dw)
         return _shaped(dx, dy.shape), dw, None
+
+
+def _two_leaves(x, residual) -> bool:
+    """Whether the fused backward writes its gradient twice: where x and residual are two
+    leaves that need it, each keeps the tensor it receives as its ``.grad``. Given one tensor
+    for both, autograd would copy it for one of them (a read and a write of M x N more, and a
+    second buffer); two views of one buffer would make their ``.grad``s share memory, and an
+    accumulation into one would add to the other. Elsewhere (activations, as in a model) the
+    gradient flows on and one tensor serves both."""
+    return (
+        x is not residual
+        and x.requires_grad
+        and residual.requires_grad
+        and x.is_leaf
+        and residual.is_leaf
+    )
 
 
 class FusedAddRMSNormFunction(torch.autograd.Function):
@@ -258,6 +281,7 @@ class FusedAddRMSNormFunction(torch.autograd.Function):
         y, residual_out, rstd = _forward(_rows(x), weight, eps, residual=_rows(residual))
         ctx.save_for_backward(residual_out, weight, rstd)
         ctx.set_materialize_grads(False)  # an unused output's gradient stays None, not zeros
+        ctx.dx_copy = _two_leaves(x, residual)
         return _shaped(y, x.shape), _shaped(residual_out, x.shape)
 
     @staticmethod
@@ -269,14 +293,13 @@ class FusedAddRMSNormFunction(torch.autograd.Function):
             return d_residual_out, d_residual_out, None, None
         if d_residual_out is not None:
             d_residual_out = _rows(d_residual_out)
-        ds, dw = _backward(
-            _rows(dy), residual_out, weight, rstd, d_residual_out, compute_dw=compute_dw
+        ds, dw, ds2 = _backward(
+            _rows(dy), residual_out, weight, rstd, d_residual_out, compute_dw, ctx.dx_copy
         )
-        # x and residual receive the same gradient: the same tensor, never two views of one
-        # buffer (as leaves their .grad would share memory, and a later accumulation into one
-        # would add to the other; autograd copies one of them instead)
+        # x and residual receive the same gradient, never as two views of one buffer (see
+        # _two_leaves)
         ds = _shaped(ds, dy.shape)
-        return ds, ds, dw, None
+        return ds, ds if ds2 is None else _shaped(ds2, dy.shape), dw, None
 
 
 # --------------------------------------------------------------------------------------------

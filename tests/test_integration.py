@@ -38,8 +38,8 @@ def test_backward_op_passes_opcheck():
     x, _, w = _inputs()
     dy = torch.randn_like(x)
     _, rstd = OPS.rms_norm_fwd(x.detach(), w.detach(), 1e-6)
-    for dres, compute_dw in ((None, True), (torch.randn_like(x), False)):
-        args = (dy, x.detach(), w.detach(), rstd, dres, compute_dw)
+    for dres, compute_dw, dx_copy in ((None, True, False), (torch.randn_like(x), False, True)):
+        args = (dy, x.detach(), w.detach(), rstd, dres, compute_dw, dx_copy)
         result = torch.library.opcheck(OPS.rms_norm_bwd, args)
         assert set(result.values()) == {"SUCCESS"}, result
 

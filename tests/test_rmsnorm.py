@@ -207,7 +207,7 @@ def check_backward_direct(case, op):
     n = case.n
     if op == "rms_norm":
         _, _, rstd = ops.rms_norm_forward(x.reshape(-1, n), weight, EPS)
-        dx, dw = ops.rms_norm_backward(dy.reshape(-1, n), x.reshape(-1, n), weight, rstd)
+        dx, dw, _ = ops.rms_norm_backward(dy.reshape(-1, n), x.reshape(-1, n), weight, rstd)
         expected_dx, _, expected_dw = reference_grads(op, x, residual, weight, dy, None, EPS)
         assert_close(dx.view(x.shape), expected_dx, case.dtype, "dx")
     else:
@@ -217,12 +217,21 @@ def check_backward_direct(case, op):
         # the first case without a d(residual_out), the second with one
         for d_residual_out in (None, d_res):
             dres2 = None if d_residual_out is None else d_residual_out.reshape(-1, n)
-            dx, dw = ops.rms_norm_backward(dy.reshape(-1, n), residual_out, weight, rstd, dres2)
+            # the second with dx written twice too, as for x and residual that are both leaves
+            dx_copy = d_residual_out is not None
+            dx, dw, dr = ops.rms_norm_backward(
+                dy.reshape(-1, n), residual_out, weight, rstd, dres2, dx_copy=dx_copy
+            )
             expected_dx, expected_dr, expected_dw = reference_grads(
                 op, x, residual, weight, dy, d_residual_out, EPS
             )
             assert_close(dx.view(x.shape), expected_dx, case.dtype, "dx")
-            assert_close(dx.view(x.shape), expected_dr, case.dtype, "dresidual")
+            if dx_copy:
+                assert dr is not dx and (dr.data_ptr() != dx.data_ptr() or dx.numel() == 0)
+            else:
+                assert dr is None
+                dr = dx
+            assert_close(dr.view(x.shape), expected_dr, case.dtype, "dresidual")
     if weight is None:
         assert dw is None
     else:
@@ -252,9 +261,10 @@ def test_split_row_backward_with_several_row_groups(monkeypatch):
     groups, blocks = plan.grid(plan.for_rows(21), 21, case.n)
     assert plan.split_row and groups > 1 and blocks > 1
     _, residual_out, rstd = ops.rms_norm_forward(x, weight, EPS, residual=residual)
-    dx, dw = ops.rms_norm_backward(dy, residual_out, weight, rstd, d_res)
+    dx, dw, dr = ops.rms_norm_backward(dy, residual_out, weight, rstd, d_res, dx_copy=True)
     expected_dx, _, expected_dw = reference_grads("fused_add", x, residual, weight, dy, d_res, EPS)
     assert_close(dx, expected_dx, case.dtype, "dx")
+    assert_close(dr, expected_dx, case.dtype, "dx's copy")
     assert_close(dw, expected_dw, case.dtype, "dweight")
     ops.clear_caches()
 
@@ -529,6 +539,27 @@ def test_fused_gradients_accumulate_into_separate_buffers():
     for name, got, expected in (("dx", x.grad, xr.grad), ("dresidual", residual.grad, rr.grad),
                                 ("dweight", weight.grad, wr.grad)):  # fmt: skip
         assert_close(got, expected, F32, name)
+
+
+@pytest.mark.parametrize("leaves", [True, False], ids=["leaves", "activations"])
+def test_fused_backward_gives_two_leaves_a_buffer_each(leaves):
+    """Where x and residual are both leaves, the kernel writes their gradient twice (autograd
+    would otherwise copy it for one of them); where they are activations, one tensor serves
+    both (no extra write)."""
+    case = Case((5,), 300, BF16, F32)
+    x, residual, weight, dy, d_res = make_inputs(case, requires_grad=True)
+    if not leaves:
+        x, residual = x * 1, residual * 1
+    received = {}
+    for name, t in (("x", x), ("residual", residual)):
+        t.register_hook(lambda g, name=name: received.setdefault(name, g))
+    out, s = rk.fused_add_rms_norm(x, residual, weight, EPS)
+    torch.autograd.backward([out, s], [dy, d_res])
+    gx, gr = received["x"], received["residual"]
+    assert (gx.data_ptr() != gr.data_ptr()) == leaves
+    expected_dx, _, _ = reference_grads("fused_add", x, residual, weight, dy, d_res, EPS)
+    assert_close(gx, expected_dx, case.dtype, "dx")
+    assert_close(gr, expected_dx, case.dtype, "dresidual")
 
 
 @pytest.mark.parametrize("op", OPS)

@@ -478,11 +478,14 @@ std::tuple<Tensor, Tensor, Tensor> forward(const Tensor& x_in, const std::option
 // dx = rstd * (g - xhat * mean(g * xhat)) (+ d_residual_out), dw = sum over rows of dy * xhat.
 // ------------------------------------------------------------------------------------------
 
-constexpr int kHasDres = 1, kReduceDw = 2;  // _plan.BACKWARD_FLAGS
+constexpr int kHasDres = 1, kReduceDw = 2, kHasDxCopy = 4;  // _plan.BACKWARD_FLAGS
 
-std::tuple<Tensor, Tensor> backward(const Tensor& dy_in, const Tensor& x_in,
-                                    const std::optional<Tensor>& weight_in, const Tensor& rstd,
-                                    const std::optional<Tensor>& dres_in, bool compute_dw) {
+// dx_copy: dx written a second time, into a buffer of its own (see FusedAddRMSNormNode)
+std::tuple<Tensor, Tensor, Tensor> backward(const Tensor& dy_in, const Tensor& x_in,
+                                            const std::optional<Tensor>& weight_in,
+                                            const Tensor& rstd,
+                                            const std::optional<Tensor>& dres_in,
+                                            bool compute_dw, bool dx_copy) {
   check_x("x", x_in);
   TORCH_CHECK_VALUE(dy_in.sizes() == x_in.sizes() && dy_in.scalar_type() == x_in.scalar_type(), cat("the output gradient has shape ", shape_str(dy_in.sizes()), " and dtype ",
                     dtype_str(dy_in.scalar_type()), "; expected x's ", shape_str(x_in.sizes()),
@@ -498,9 +501,10 @@ std::tuple<Tensor, Tensor> backward(const Tensor& dy_in, const Tensor& x_in,
   int64_t m = x.size(0), n = x.size(1);
   compute_dw = compute_dw && w;
   Tensor dx = at::empty(x_in.sizes(), x.options());
+  Tensor dx2 = dx_copy ? at::empty(x_in.sizes(), x.options()) : Tensor();
   Tensor dw;
   if (compute_dw) dw = m == 0 ? at::zeros_like(*w) : at::empty_like(*w);
-  if (m == 0) return {dx, dw};
+  if (m == 0) return {dx, dw, dx2};
   const auto& plan = find_plan(false, x, w, compute_dw);
   // (main id, block_m, block_n, few id, few block_m, few block_n, few_max_m, split_row,
   //  max_programs, dot_programs, row_dot id, reduce id, reduce block_n)
@@ -525,7 +529,7 @@ std::tuple<Tensor, Tensor> backward(const Tensor& dy_in, const Tensor& x_in,
   if (dres_in) dres = rows_of(*dres_in);
   int64_t sdy = dy.stride(0), sx = x.stride(0), sdres = dres ? dres->stride(0) : 0;
   int align = row_alignment(n, {sdy, sx, sdres});  // dx is fresh and contiguous
-  int flags = (dres ? kHasDres : 0) | (reduce_dw ? kReduceDw : 0);
+  int flags = (dres ? kHasDres : 0) | (reduce_dw ? kReduceDw : 0) | (dx_copy ? kHasDxCopy : 0);
   Tensor dot;
   int64_t segments = 0;
   if (split_row) {  // first pass: each row's sum of g * x, in segments
@@ -541,17 +545,18 @@ std::tuple<Tensor, Tensor> backward(const Tensor& dy_in, const Tensor& x_in,
   }
   Args args = {tensor_arg(dy), int_arg(sdy), tensor_arg(x), int_arg(sx), optional_arg(w),
                tensor_arg(r), optional_arg(dres ? &*dres : nullptr), int_arg(sdres),
-               tensor_arg(dx), int_arg(n), optional_arg(reduce_dw ? &partial : nullptr),
+               tensor_arg(dx), int_arg(n), optional_arg(dx_copy ? &dx2 : nullptr),
+               optional_arg(reduce_dw ? &partial : nullptr),
                optional_arg(compute_dw && !reduce_dw ? &dw : nullptr),
                optional_arg(split_row ? &dot : nullptr), int_arg(m), int_arg(n),
                int_arg(segments)};
-  launch(static_cast<int>(id), grid, args.data(), 16, align, flags, x);
+  launch(static_cast<int>(id), grid, args.data(), 17, align, flags, x);
   if (reduce_dw) {
     Args reduce_args = {tensor_arg(partial), tensor_arg(dw), int_arg(grid[0]), int_arg(n)};
     launch(static_cast<int>(plan[11]), {cdiv(n, plan[12]), 1}, reduce_args.data(), 4,
            row_alignment(n, {}), 0, x);
   }
-  return {dx, dw};
+  return {dx, dw, dx2};
 }
 
 // ------------------------------------------------------------------------------------------
@@ -571,13 +576,15 @@ std::tuple<Tensor, Tensor, Tensor> fused_add_rms_norm_fwd(const Tensor& x, const
   return forward(x, residual, weight, eps);  // residual: x's shape, dtype and device
 }
 
-std::tuple<Tensor, Tensor> rms_norm_bwd(const Tensor& dy, const Tensor& x,
-                                        const std::optional<Tensor>& weight, const Tensor& rstd,
-                                        const std::optional<Tensor>& d_residual_out,
-                                        bool compute_dw) {
-  auto [dx, dw] = backward(dy, x, weight, rstd, d_residual_out, compute_dw);
-  // the schema returns a tensor: an empty one where dweight is not computed
-  return {dx, dw.defined() ? dw : at::empty({0}, x.options())};
+std::tuple<Tensor, Tensor, Tensor> rms_norm_bwd(const Tensor& dy, const Tensor& x,
+                                                const std::optional<Tensor>& weight,
+                                                const Tensor& rstd,
+                                                const std::optional<Tensor>& d_residual_out,
+                                                bool compute_dw, bool dx_copy) {
+  auto [dx, dw, dx2] = backward(dy, x, weight, rstd, d_residual_out, compute_dw, dx_copy);
+  // the schema returns tensors: an empty one where dweight or dx's copy is not computed
+  auto absent = [&] { return at::empty({0}, x.options()); };
+  return {dx, dw.defined() ? dw : absent(), dx2.defined() ? dx2 : absent()};
 }
 
 template <typename Signature>
@@ -589,26 +596,26 @@ std::optional<Tensor> optional(const Tensor& t) {  // undefined: absent
   return t.defined() ? std::optional<Tensor>(t) : std::nullopt;
 }
 
-using BackwardSignature = std::tuple<Tensor, Tensor>(const Tensor&, const Tensor&,
-                                                      const std::optional<Tensor>&, const Tensor&,
-                                                      const std::optional<Tensor>&, bool);
+using BackwardSignature = std::tuple<Tensor, Tensor, Tensor>(
+    const Tensor&, const Tensor&, const std::optional<Tensor>&, const Tensor&,
+    const std::optional<Tensor>&, bool, bool);
 
-// Gradients of x (and residual) and weight through the backward operator.
-std::tuple<Tensor, Tensor> backward_op(const Tensor& dy, const Tensor& x, const Tensor& weight,
-                                       const Tensor& rstd, const Tensor& d_residual_out,
-                                       bool compute_dw) {
+// Gradients of x (and residual), weight and dx's copy through the backward operator.
+std::tuple<Tensor, Tensor, Tensor> backward_op(const Tensor& dy, const Tensor& x,
+                                               const Tensor& weight, const Tensor& rstd,
+                                               const Tensor& d_residual_out, bool compute_dw,
+                                               bool dx_copy) {
   static auto bwd = op<BackwardSignature>("rmsnorm_kernels::rms_norm_bwd");
-  auto [dx, dw] = bwd.call(dy, x, optional(weight), rstd, optional(d_residual_out), compute_dw);
-  return {dx, compute_dw ? dw : Tensor()};
+  auto [dx, dw, dx2] = bwd.call(dy, x, optional(weight), rstd, optional(d_residual_out),
+                                compute_dw, dx_copy);
+  return {dx, compute_dw ? dw : Tensor(), dx_copy ? dx2 : Tensor()};
 }
 
 // The backward operator under autograd: its results are not differentiable, so a backward
 // that would record a graph through it (create_graph=True, double backward) is refused.
-std::tuple<Tensor, Tensor> rms_norm_bwd_autograd(const Tensor& dy, const Tensor& x,
-                                                 const std::optional<Tensor>& weight,
-                                                 const Tensor& rstd,
-                                                 const std::optional<Tensor>& d_residual_out,
-                                                 bool compute_dw) {
+std::tuple<Tensor, Tensor, Tensor> rms_norm_bwd_autograd(
+    const Tensor& dy, const Tensor& x, const std::optional<Tensor>& weight, const Tensor& rstd,
+    const std::optional<Tensor>& d_residual_out, bool compute_dw, bool dx_copy) {
   bool grad_in = dy.requires_grad() || x.requires_grad() ||
                  (weight && weight->requires_grad()) ||
                  (d_residual_out && d_residual_out->requires_grad());
@@ -616,7 +623,7 @@ std::tuple<Tensor, Tensor> rms_norm_bwd_autograd(const Tensor& dy, const Tensor&
               "torch.nn.functional.rms_norm where second derivatives are needed"));
   at::AutoDispatchBelowADInplaceOrView below;
   static auto bwd = op<BackwardSignature>("rmsnorm_kernels::rms_norm_bwd");
-  return bwd.call(dy, x, weight, rstd, d_residual_out, compute_dw);
+  return bwd.call(dy, x, weight, rstd, d_residual_out, compute_dw, dx_copy);
 }
 
 struct RMSNormNode : public torch::autograd::Function<RMSNormNode> {
@@ -637,10 +644,28 @@ struct RMSNormNode : public torch::autograd::Function<RMSNormNode> {
     if (!grads[0].defined()) return {Tensor(), Tensor(), Tensor()};
     auto saved = ctx->get_saved_variables();
     bool compute_dw = saved[1].defined() && ctx->needs_input_grad(1);
-    auto [dx, dw] = backward_op(grads[0], saved[0], saved[1], saved[2], Tensor(), compute_dw);
+    auto [dx, dw, unused] =
+        backward_op(grads[0], saved[0], saved[1], saved[2], Tensor(), compute_dw, false);
     return {dx, dw, Tensor()};
   }
 };
+
+// Whether the fused backward writes its gradient twice: where x and residual are two leaves
+// that need it, each keeps the tensor it receives as its .grad. Given one tensor for both,
+// autograd would copy it for one of them (a read and a write of M x N more, and a second
+// buffer); two views of one buffer would make their .grads share memory, and an
+// accumulation into one would add to the other. Elsewhere (activations, as in a model) the
+// gradient flows on and one tensor serves both. (ops._two_leaves on the Python path.)
+// Tensors of a trace (torch.compile's fake and functional tensors, Python subclasses) never
+// count: the inputs of a traced graph are leaves there whatever they are in the model.
+bool two_leaves(const Tensor& x, const Tensor& residual) {
+  auto traced = [](const Tensor& t) {
+    return t.key_set().has_any(
+        c10::DispatchKeySet({c10::DispatchKey::Python, c10::DispatchKey::Functionalize}));
+  };
+  return !x.is_same(residual) && x.requires_grad() && residual.requires_grad() && x.is_leaf() &&
+         residual.is_leaf() && !traced(x) && !traced(residual);
+}
 
 struct FusedAddRMSNormNode : public torch::autograd::Function<FusedAddRMSNormNode> {
   static variable_list forward(AutogradContext* ctx, const Tensor& x, const Tensor& residual,
@@ -653,6 +678,7 @@ struct FusedAddRMSNormNode : public torch::autograd::Function<FusedAddRMSNormNod
     ctx->save_for_backward({residual_out, weight.value_or(Tensor()), rstd});
     ctx->mark_non_differentiable({rstd});
     ctx->set_materialize_grads(false);  // an unused output's gradient stays undefined
+    ctx->saved_data["dx_copy"] = two_leaves(x, residual);
     return {y, residual_out, rstd};
   }
 
@@ -661,11 +687,12 @@ struct FusedAddRMSNormNode : public torch::autograd::Function<FusedAddRMSNormNod
     if (!dy.defined()) return {d_residual_out, d_residual_out, Tensor(), Tensor()};
     auto saved = ctx->get_saved_variables();
     bool compute_dw = saved[1].defined() && ctx->needs_input_grad(2);
-    auto [ds, dw] = backward_op(dy, saved[0], saved[1], saved[2], d_residual_out, compute_dw);
-    // x and residual receive the same gradient: the same tensor, never two views of one
-    // buffer (where both are leaves, their .grad would share storage and a later in-place
-    // accumulation into one would add to the other; autograd copies one of them instead)
-    return {ds, ds, dw, Tensor()};
+    bool dx_copy = ctx->saved_data["dx_copy"].toBool();
+    auto [ds, dw, ds2] =
+        backward_op(dy, saved[0], saved[1], saved[2], d_residual_out, compute_dw, dx_copy);
+    // x and residual receive the same gradient, never as two views of one buffer (see
+    // two_leaves)
+    return {ds, dx_copy ? ds2 : ds, dw, Tensor()};
   }
 };
 
@@ -698,7 +725,7 @@ TORCH_LIBRARY(rmsnorm_kernels, m) {
       " -> (Tensor, Tensor, Tensor)");
   m.def(
       "rms_norm_bwd(Tensor dy, Tensor x, Tensor? weight, Tensor rstd, Tensor? d_residual_out,"
-      " bool compute_dw) -> (Tensor, Tensor)");
+      " bool compute_dw, bool dx_copy=False) -> (Tensor, Tensor, Tensor)");
 }
 
 TORCH_LIBRARY_IMPL(rmsnorm_kernels, CPU, m) {
