@@ -261,17 +261,22 @@ class RMSNormFunction(torch.autograd.Function):
 
 def _two_leaves(x, residual) -> bool:
     """Whether the fused backward writes its gradient twice: where x and residual are two
-    leaves that need it, each keeps the tensor it receives as its ``.grad``. Given one tensor
-    for both, autograd would copy it for one of them (a read and a write of M x N more, and a
-    second buffer); two views of one buffer would make their ``.grad``s share memory, and an
-    accumulation into one would add to the other. Elsewhere (activations, as in a model) the
-    gradient flows on and one tensor serves both."""
+    leaves that need it and have no ``.grad`` yet, each keeps the tensor it receives as its
+    ``.grad``. Given one tensor for both, autograd would copy it for one of them (a read and
+    a write of M x N more, and a second buffer); two views of one buffer would make their
+    ``.grad``s share memory, and an accumulation into one would add to the other. Elsewhere
+    one tensor serves both: activations (as in a model) pass it on, and a ``.grad`` that
+    exists takes it by an in-place add. (``torch.autograd.grad`` then gets two buffers where
+    one would do: the forward cannot know how the backward will be asked for.) As
+    csrc/rmsnorm.cpp's ``two_leaves``."""
     return (
         x is not residual
         and x.requires_grad
         and residual.requires_grad
         and x.is_leaf
         and residual.is_leaf
+        and x.grad is None
+        and residual.grad is None
     )
 
 

@@ -541,15 +541,18 @@ def test_fused_gradients_accumulate_into_separate_buffers():
         assert_close(got, expected, F32, name)
 
 
-@pytest.mark.parametrize("leaves", [True, False], ids=["leaves", "activations"])
-def test_fused_backward_gives_two_leaves_a_buffer_each(leaves):
-    """Where x and residual are both leaves, the kernel writes their gradient twice (autograd
-    would otherwise copy it for one of them); where they are activations, one tensor serves
-    both (no extra write)."""
+@pytest.mark.parametrize("inputs", ["leaves", "activations", "leaves with a .grad"])
+def test_fused_backward_gives_two_leaves_a_buffer_each(inputs):
+    """Where x and residual are both leaves with no .grad yet, the kernel writes their gradient
+    twice (autograd would otherwise copy it for one of them); where they are activations, or
+    a .grad exists (an in-place add takes it), one tensor serves both (no extra write)."""
     case = Case((5,), 300, BF16, F32)
     x, residual, weight, dy, d_res = make_inputs(case, requires_grad=True)
-    if not leaves:
+    leaves = inputs == "leaves"
+    if inputs == "activations":
         x, residual = x * 1, residual * 1
+    elif inputs == "leaves with a .grad":
+        x.grad, residual.grad = torch.zeros_like(x), torch.zeros_like(residual)
     received = {}
     for name, t in (("x", x), ("residual", residual)):
         t.register_hook(lambda g, name=name: received.setdefault(name, g))

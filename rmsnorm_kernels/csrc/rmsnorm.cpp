@@ -651,20 +651,24 @@ struct RMSNormNode : public torch::autograd::Function<RMSNormNode> {
 };
 
 // Whether the fused backward writes its gradient twice: where x and residual are two leaves
-// that need it, each keeps the tensor it receives as its .grad. Given one tensor for both,
-// autograd would copy it for one of them (a read and a write of M x N more, and a second
-// buffer); two views of one buffer would make their .grads share memory, and an
-// accumulation into one would add to the other. Elsewhere (activations, as in a model) the
-// gradient flows on and one tensor serves both. (ops._two_leaves on the Python path.)
-// Tensors of a trace (torch.compile's fake and functional tensors, Python subclasses) never
-// count: the inputs of a traced graph are leaves there whatever they are in the model.
+// that need it and have no .grad yet, each keeps the tensor it receives as its .grad. Given
+// one tensor for both, autograd would copy it for one of them (a read and a write of M x N
+// more, and a second buffer); two views of one buffer would make their .grads share memory,
+// and an accumulation into one would add to the other. Elsewhere one tensor serves both:
+// activations (as in a model) pass it on, and a .grad that exists takes it by an in-place
+// add. (torch.autograd.grad, which fills no .grad, then gets two buffers where one would do:
+// the forward cannot know how the backward will be asked for.) Tensors of a trace
+// (torch.compile's fake and functional tensors, Python subclasses) never count: the inputs of
+// a traced graph are leaves there whatever they are in the model. ops._two_leaves decides
+// the same on the Python path, whose autograd Functions never see a trace.
 bool two_leaves(const Tensor& x, const Tensor& residual) {
   auto traced = [](const Tensor& t) {
     return t.key_set().has_any(
         c10::DispatchKeySet({c10::DispatchKey::Python, c10::DispatchKey::Functionalize}));
   };
   return !x.is_same(residual) && x.requires_grad() && residual.requires_grad() && x.is_leaf() &&
-         residual.is_leaf() && !traced(x) && !traced(residual);
+         residual.is_leaf() && !x.grad().defined() && !residual.grad().defined() &&
+         !traced(x) && !traced(residual);
 }
 
 struct FusedAddRMSNormNode : public torch::autograd::Function<FusedAddRMSNormNode> {
