@@ -5,7 +5,9 @@ usage: python -m rmsnorm_bench.asvrun --machine NAME [--conf FILE] [--no-wait] -
 What scripts/run and scripts/compare call once they have set up the environment:
 
 - The options are checked first (RMSNORM_BENCH_BACKENDS, RMSNORM_BENCH_SHAPES,
-  RMSNORM_BWD_BENCH_SHAPES): an unknown backend or a bad shape stops here, exit status 2.
+  RMSNORM_BWD_BENCH_SHAPES, the machine name, asv's arguments as asv parses them, each -b
+  regular expression, and the commits: a range git does not know, or one that selects no
+  commit): a bad one stops here, exit status 2.
 - One run at a time per asv environment and per machine: a lock in .asv/ (flock, released
   when the process ends however it ends). A second run waits for the first, saying so, or
   with --no-wait refuses (exit 2). Runs on two GPUs of one host (--gpu) have their own
@@ -24,8 +26,11 @@ Exit status: asv's (1: `asv continuous` found a regression; 2: a case failed), 2
 options or a run that measured nothing, 130 when interrupted (what was measured is kept).
 """
 
+import contextlib
 import fcntl
+import io
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -33,7 +38,7 @@ import threading
 import time
 from pathlib import Path
 
-from . import ROOT, argument_parser, asvfiles, instrument, progress, store
+from . import ROOT, argument_parser, asvfiles, instrument, machine, progress, store
 
 OVERRIDES = (instrument.FWD_SHAPES_VAR, instrument.BWD_SHAPES_VAR, instrument.BACKENDS_VAR)
 
@@ -103,6 +108,54 @@ def check_options() -> None:
     instrument.selected_backends()
     for phase in ("forward", "backward"):
         instrument.shapes_for(phase)
+
+
+ASV_KEYWORDS = ("NEW", "ALL", "EXISTING")  # asv run's ranges that are no git revision
+
+
+def check_asv_args(asv_args: list[str], repo: Path) -> None:
+    """asv's arguments as asv parses them, each -b a regular expression, and the commits they
+    name known to git in `repo` and selecting at least one (ValueError names the problem):
+    asv itself would stop on each with a traceback, or measure nothing."""
+    from asv.commands import make_argparser
+
+    parser, _ = make_argparser()
+    try:
+        with contextlib.redirect_stderr(io.StringIO()) as err:
+            ns = parser.parse_args(asv_args)
+    except SystemExit:
+        message = err.getvalue().strip().splitlines()
+        why = message[-1] if message else "asv's usage error"
+        raise ValueError(f"asv refuses {' '.join(asv_args)!r}: {why}") from None
+    benches = ns.bench if isinstance(ns.bench, list) else [ns.bench] if ns.bench else []
+    for bench in benches:
+        try:
+            re.compile(bench)
+        except re.error as e:
+            raise ValueError(
+                f"benchmark selection {bench!r} is not a regular expression: {e}"
+            ) from None
+    if asv_args[0] == "continuous":
+        revisions = [ns.base, ns.branch]
+    else:
+        revisions = [getattr(ns, "range", None)]
+    for rev in filter(None, revisions):
+        if rev in ASV_KEYWORDS:
+            continue
+        if rev.startswith("HASHFILE:"):
+            path = Path(rev.partition(":")[2])
+            if not path.is_file():
+                raise ValueError(f"{rev}: no such file")
+            continue
+        git = subprocess.run(
+            ["git", "rev-list", "--max-count=1", rev, "--"],
+            cwd=repo, capture_output=True, text=True,
+        )  # fmt: skip
+        if git.returncode != 0:
+            why = (git.stderr.strip().splitlines() or ["git rev-list failed"])[0]
+            raise ValueError(f"{rev!r} is not a commit or range here ({why})")
+        if not git.stdout.strip():
+            raise ValueError(f"{rev!r} selects no commit")
 
 
 def parse_cpus(text: str) -> set[int]:
@@ -216,24 +269,47 @@ class Follow(threading.Thread):
         self.show()
 
 
+def session_members(sid: int) -> list[int]:
+    """The processes of session `sid` (Linux's /proc; none found elsewhere)."""
+    members = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rpartition(")")[2].split()
+        except OSError:  # ended meanwhile
+            continue
+        if len(fields) > 3 and fields[3] == str(sid):
+            members.append(int(stat.parent.name))
+    return members
+
+
 def run_asv(command: list[str], env: dict) -> int:
-    """asv in a child process; Ctrl-C (which reaches it too) or SIGTERM ends it, and what it
-    stored is then settled like any run's."""
-    proc = subprocess.Popen(command, env=env)
+    """asv in a child process group of its own (asv and the benchmark servers it starts);
+    Ctrl-C or SIGTERM here ends the whole group, and what asv stored is then settled like any
+    run's. Nothing of the group outlives this call."""
+    proc = subprocess.Popen(command, env=env, start_new_session=True)
+
+    def signal_group(signum):  # asv's session: its benchmark servers have groups of their own
+        for pid in [proc.pid, *session_members(proc.pid)]:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signum)
+
     main = threading.current_thread() is threading.main_thread()  # where signals are handled
-    previous = main and signal.signal(signal.SIGTERM, lambda signum, frame: proc.terminate())
+    previous = main and signal.signal(
+        signal.SIGTERM, lambda signum, frame: signal_group(signal.SIGTERM)
+    )
     try:
         return 143 if proc.wait() == -signal.SIGTERM else proc.returncode
     except KeyboardInterrupt:
         say("interrupted: waiting for asv to stop, then keeping what it measured")
         try:
-            proc.send_signal(signal.SIGINT)
+            signal_group(signal.SIGINT)
             proc.wait(timeout=30)
         except (subprocess.TimeoutExpired, KeyboardInterrupt):
-            proc.kill()
+            signal_group(signal.SIGKILL)
             proc.wait()
         return 130
     finally:
+        signal_group(signal.SIGTERM)  # a benchmark server asv left behind
         if main:
             signal.signal(signal.SIGTERM, previous)
 
@@ -289,20 +365,27 @@ def run_guarded(
 
 
 def main(argv=None) -> int:
+    # Ctrl-C handled (and passed on to asv) also where a shell started this in the background,
+    # which leaves SIGINT ignored (scripts/run does, to pass a SIGTERM on)
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     ap = argument_parser(__spec__.name, __doc__)
     ap.add_argument("--machine", required=True, help="the machine's name (asv's --machine)")
     ap.add_argument("--conf", type=Path, default=ROOT / "asv.conf.json", help="asv's config")
     ap.add_argument("--no-wait", action="store_true", help="refuse if another run is on")
     ap.add_argument("asv", nargs="+", metavar="ASV_COMMAND", help="run|continuous|find ARGS...")
     args = ap.parse_args(argv)
+    if not machine.NAME.match(args.machine):
+        ap.exit(2, f"run: machine name {args.machine!r}: {machine.NAME_RULE}\n")
+    base = args.conf.resolve().parent
     try:
         check_options()
         check_affinity(args.asv)
         asv_args = with_rounds(args.asv)
         conf = asvfiles.read_conf(args.conf)
+        check_asv_args(asv_args, base / conf.get("repo", "."))
     except (ValueError, OSError) as e:
         ap.exit(2, f"run: {e}\n")
-    base = args.conf.resolve().parent
     if asv_args[0] == "find":  # a search: one process per commit, no samples; not stored
         asv_args = [*asv_args, *(["--skip-save"] if "--skip-save" not in asv_args else [])]
     command = [sys.executable, "-m", "asv", *asv_args]

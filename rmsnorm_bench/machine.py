@@ -28,7 +28,11 @@ from pathlib import Path
 from . import argument_parser
 from .asvfiles import BadFile, read_json
 
-NAME = re.compile(r"^[A-Za-z0-9._-]+$")
+# a folder name under results/ and in asv's files: never "." or "..", nor a hidden name
+NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+NAME_RULE = (
+    "a machine name starts with a letter or digit and holds letters, digits, '.', '_' and '-' only"
+)
 
 
 def cpu_model(cpuinfo: str = "/proc/cpuinfo") -> str:
@@ -128,7 +132,7 @@ def main(argv=None) -> int:
     if args.gpu and not args.gpu.isdigit():
         ap.error(f"--gpu takes a GPU index, got {args.gpu!r}")
     if args.machine and not NAME.match(args.machine):
-        ap.error(f"machine name {args.machine!r} may hold letters, digits, '.', '_' and '-' only")
+        ap.error(f"machine name {args.machine!r}: {NAME_RULE}")
     info = facts()
     if args.gpu:
         info["gpu_index"] = args.gpu

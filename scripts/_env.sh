@@ -32,3 +32,19 @@ if [[ -n ${gpu:-} ]]; then
   conf=.asv-gpu$gpu.json  # beside asv.conf.json: asv resolves paths from the config's folder
   python -m rmsnorm_bench.asvfiles conf-copy "$conf" "env_dir=.asv/env-gpu$gpu"
 fi
+
+# Runs "$@" as a child that a SIGTERM sent to the calling script reaches too (bash runs a
+# trap only once a foreground child has ended, so the child would run on alone); Ctrl-C
+# reaches it directly, as one process group, and the child handles it.
+forward_signals() {
+  "$@" &
+  local child=$! status=0
+  trap 'kill -TERM "$child" 2>/dev/null' TERM
+  trap ':' INT
+  while :; do
+    wait "$child" && status=0 || status=$?
+    kill -0 "$child" 2>/dev/null || break  # a trap ended the wait, not the child
+  done
+  trap - TERM INT
+  return "$status"
+}

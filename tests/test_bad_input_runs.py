@@ -1,0 +1,116 @@
+"""scripts/run and scripts/compare under bad commits, names and signals: refused before asv
+starts (exit status 2, the problem named), and nothing of a stopped run left running."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from rmsnorm_bench import ROOT, asvrun, machine
+
+
+def check(*asv_args):
+    asvrun.check_asv_args(list(asv_args), ROOT)
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (("run", "deadbeef^!"), "'deadbeef^!' is not a commit or range here"),
+        (("run", "nosuch..HEAD"), "is not a commit or range here"),
+        (("run", "HEAD..HEAD~1"), "'HEAD..HEAD~1' selects no commit"),
+        (("run", "HASHFILE:/nonexistent/hashes.txt"), "no such file"),
+        (("run", "-b", "[", "HEAD^!"), "'[' is not a regular expression"),
+        (("find", "deadbeef..HEAD", "bench_rmsnorm.RMSNormForward.track_time"), "deadbeef"),
+        (("find", "HEAD~1..HEAD", "("), "'(' is not a regular expression"),
+        (("continuous", "HEAD", "nosuchbranch"), "'nosuchbranch' is not a commit"),
+        (("run", "--no-such-option"), "asv refuses"),
+    ],
+)
+def test_asv_arguments_are_checked_before_asv_runs(args, message):
+    with pytest.raises(ValueError, match=message.replace("^", r"\^").replace("[", r"\[")
+                       .replace("(", r"\(")):  # fmt: skip
+        check(*args)
+
+
+def test_good_ranges_pass():
+    for args in (("run", "HEAD^!"), ("run", "NEW"), ("run", "HEAD~1..HEAD"), ("run",)):
+        check(*args)
+
+
+def test_a_hash_file_that_exists_passes(tmp_path):
+    hashes = tmp_path / "hashes.txt"
+    hashes.write_text(subprocess.check_output(["git", "rev-parse", "HEAD"], cwd=ROOT, text=True))
+    check("run", f"HASHFILE:{hashes}")
+
+
+@pytest.mark.parametrize("name", [".", "..", "-x", "a/b", ".hidden", ""])
+def test_machine_names_that_are_no_plain_folder_name_are_refused(name, capsys):
+    assert not machine.NAME.match(name)
+    with pytest.raises(SystemExit) as stopped:
+        asvrun.main([f"--machine={name}", "--", "run", "HEAD^!"])
+    assert stopped.value.code == 2
+    assert "a machine name starts with a letter or digit" in capsys.readouterr().err
+
+
+def test_machine_tool_refuses_dot_dot(capsys):
+    with pytest.raises(SystemExit) as stopped:
+        machine.main(["--machine", ".."])
+    assert stopped.value.code == 2
+
+
+def gone(pid: int, seconds: float = 10) -> bool:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                if f.read().rpartition(")")[2].split()[0] == "Z":  # ended, not yet reaped
+                    return True
+        except FileNotFoundError:
+            return True
+        time.sleep(0.1)
+    return False
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="reads Linux's /proc")
+def test_nothing_asv_started_outlives_the_run(tmp_path):
+    """asv's benchmark server runs in a process group of its own; once asv has ended, the run
+    ends it too (before, a stopped run left it running)."""
+    pid_file = tmp_path / "server.pid"
+    script = textwrap.dedent(f"""
+        import os, subprocess, sys
+        server = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"],
+                                  process_group=0)
+        open({str(pid_file)!r}, "w").write(str(server.pid))
+    """)
+    assert asvrun.run_asv([sys.executable, "-c", script], dict(os.environ)) == 0
+    assert gone(int(pid_file.read_text()))
+
+
+def test_a_sigterm_to_the_script_reaches_its_child(tmp_path):
+    """scripts/run's forward_signals: bash waits for a foreground child before it runs a
+    trap, so without it a SIGTERM ended the script and left the run going on alone."""
+    env_sh = (ROOT / "scripts" / "_env.sh").read_text()
+    function = env_sh[env_sh.index("forward_signals() {") :]
+    function = function[: function.index("\n}\n") + 3]
+    marker = tmp_path / "child-got-term"
+    child = textwrap.dedent(f"""
+        import signal, sys, time
+        def stop(signum, frame):
+            open({json.dumps(str(marker))}, "w").write("TERM")
+            sys.exit(143)
+        signal.signal(signal.SIGTERM, stop)
+        print("ready", flush=True)
+        time.sleep(60)
+    """)
+    script = f"set -euo pipefail\n{function}\nforward_signals {sys.executable} -c '{child}'\n"
+    bash = subprocess.Popen(["bash", "-c", script], stdout=subprocess.PIPE, text=True)
+    assert bash.stdout.readline().strip() == "ready"
+    bash.send_signal(signal.SIGTERM)
+    assert bash.wait(timeout=20) == 143
+    assert marker.read_text() == "TERM"
