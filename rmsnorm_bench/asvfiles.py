@@ -32,9 +32,11 @@ PER_PARAMS = ("result", "samples") + tuple(
 def read_json(path: Path):
     """A JSON file's content; a file that cannot be read or parsed raises BadFile naming it."""
     try:
-        text = Path(path).read_text()
+        text = Path(path).read_text(encoding="utf-8")
     except OSError as e:
         raise BadFile(f"{path}: cannot be read ({e.strerror or e})") from None
+    except UnicodeDecodeError as e:  # JSON is UTF-8, and asv reads it as UTF-8
+        raise BadFile(f"{path}: not UTF-8 text (byte {e.start}: {e.reason})") from None
     try:
         return json.loads(text)
     except ValueError as e:

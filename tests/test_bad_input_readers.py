@@ -1,0 +1,55 @@
+"""The tools that read results (report, regressions, merge, publish, dashboard, asvfiles)
+under bad input: each refusal names the problem, exits with status 2 and no traceback, and
+leaves what is recorded (results/, html/, tracked files) as it was."""
+
+import pytest
+
+from rmsnorm_bench import merge, publish, regressions, report
+
+from .test_tracker import write_run
+
+A, B = "a" * 40, "b" * 40
+CASE = {("1x256-bf16", "triton"): 1e-3, ("1x256-bf16", "torch"): 2e-3}
+
+
+def stored(folder) -> dict:
+    return {p: p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture
+def store(tmp_path):
+    """results/ holding two commits' figures on machine h200, and benchmarks.json."""
+    results = tmp_path / "results"
+    write_run(results / "h200", A, 1, CASE)
+    write_run(results / "h200", B, 2, CASE)
+    (results / "h200" / "machine.json").write_text('{"machine": "h200", "version": 1}')
+    (results / "benchmarks.json").write_text('{"version": 2}')
+    return results
+
+
+def refused(capsys, tool, *argv) -> str:
+    """Run a tool's main; it must exit with status 2. Returns what it wrote to stderr."""
+    with pytest.raises(SystemExit) as done:
+        tool.main([str(a) for a in argv])
+    err = capsys.readouterr().err
+    assert done.value.code == 2, err
+    return err
+
+
+# results files that are not UTF-8
+
+
+def test_a_results_file_that_is_not_utf8_is_named_with_status_2(store, tmp_path, capsys):
+    bad = store / "h200" / f"{'c' * 8}-virtualenv-py3.11.json"
+    bad.write_bytes(b"\xff\xfe")
+    for tool in (report, regressions):
+        err = refused(capsys, tool, "--results", store)
+        assert f"{bad}: not UTF-8" in err
+    source = tmp_path / "src" / "h200"
+    source.mkdir(parents=True)
+    (source / bad.name).write_bytes(b"\xff\xfe")
+    into = tmp_path / "into"
+    err = refused(capsys, merge, tmp_path / "src", "--into", into)
+    assert f"{source / bad.name}: not UTF-8" in err and not into.exists()
+    with pytest.raises(publish.PublishError, match=f"{bad}: not UTF-8"):
+        publish.check_results(store)
