@@ -4,7 +4,7 @@ leaves what is recorded (results/, html/, tracked files) as it was."""
 
 import pytest
 
-from rmsnorm_bench import merge, publish, regressions, report
+from rmsnorm_bench import ROOT, merge, publish, regressions, report
 
 from .test_tracker import write_run
 
@@ -53,3 +53,35 @@ def test_a_results_file_that_is_not_utf8_is_named_with_status_2(store, tmp_path,
     assert f"{source / bad.name}: not UTF-8" in err and not into.exists()
     with pytest.raises(publish.PublishError, match=f"{bad}: not UTF-8"):
         publish.check_results(store)
+
+
+# report --out: never into what is recorded, never onto a file; --html needs --out
+
+
+@pytest.mark.parametrize(
+    "out", ["html", "html/report", "html/sub/..", "results", "results/nvidia-h200", "{results}"]
+)
+def test_report_refuses_to_write_into_what_is_recorded(out, store, monkeypatch, capsys):
+    # were it not refused, the report would be written: let that fail the test, writing nothing
+    monkeypatch.setattr(report, "write", lambda *a, **k: pytest.fail("report.write called"))
+    out = str(store) if out == "{results}" else str(ROOT / out)
+    err = refused(capsys, report, "--results", store, "--out", out, "--html", "--no-plot")
+    assert f"--out {out}: lies in " in err and "recorded" in err
+
+
+def test_report_refuses_an_out_that_resolves_into_html(store, tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(report, "write", lambda *a, **k: pytest.fail("report.write called"))
+    link = tmp_path / "link"
+    link.symlink_to(ROOT / "html")
+    err = refused(capsys, report, "--results", store, "--out", link, "--html")
+    assert "the repository's html/" in err
+
+
+def test_report_refuses_an_out_that_is_a_file(store, tmp_path, capsys):
+    notes = tmp_path / "notes.md"
+    notes.write_text("mine")
+    err = refused(capsys, report, "--results", store, "--out", notes, "--no-plot")
+    assert f"--out {notes}: exists and is not a folder" in err and "Traceback" not in err
+    err = refused(capsys, report, "--results", store, "--out", notes / "sub", "--no-plot")
+    assert f"cannot write into {notes / 'sub'}" in err
+    assert notes.read_text() == "mine"
