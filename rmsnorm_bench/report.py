@@ -12,7 +12,8 @@ Triton's bandwidth over ideal bytes and every backend's percentage of the copy c
 picture per op (<op>.png: public-call time, device time and % of the copy ceiling of every
 backend that ran, across the cases); --html adds index.html, the tables and pictures as one
 page (publish writes one for each machine's newest commit into the dashboard). --out is
-refused where it is a file, or is or lies in html/, results/ or --results (what is recorded).
+refused where it is a file, or is or lies in html/, results/ or --results (what is recorded);
+--html without --out is refused (--no-plot is then the default: no plots are drawn).
 
 The copy ceiling is what a plain copy reaches on the machine, in GB/s of bytes read +
 written; a backend's percentage is its ideal bytes (instrument.ideal_bytes) per device time
@@ -359,6 +360,8 @@ def main(argv=None):
         f"({', '.join(f'{m} {v:,.0f}' for m, v in COPY_CEILING_GBPS.items())}), else none",
     )
     args = ap.parse_args(argv)
+    if args.html and not args.out:
+        ap.error("--html writes index.html into --out DIR: give --out")
     if args.out and (problem := out_problem(args.out, args.results)):
         ap.error(problem)
     if args.copy_ceiling is not None and not args.copy_ceiling > 0:

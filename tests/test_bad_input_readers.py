@@ -85,3 +85,12 @@ def test_report_refuses_an_out_that_is_a_file(store, tmp_path, capsys):
     err = refused(capsys, report, "--results", store, "--out", notes / "sub", "--no-plot")
     assert f"cannot write into {notes / 'sub'}" in err
     assert notes.read_text() == "mine"
+
+
+def test_report_html_needs_out(store, capsys):
+    err = refused(capsys, report, "--results", store, "--html")
+    assert "--html" in err and "--out" in err
+    # --no-plot alone asks for what happens anyway (no --out, no plots): scripts/compare
+    # passes it so
+    report.main(["--results", str(store), "--no-plot"])
+    assert f"commit {B[:8]}" in capsys.readouterr().out
