@@ -8,6 +8,7 @@ import itertools
 import json
 import math
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -112,6 +113,35 @@ def load_runs(folder: Path) -> list:
     cannot be used)."""
     runs = [load_run(f) for f in results_files(folder)]
     return sorted(runs, key=lambda r: (r["date"], r["commit_hash"]))
+
+
+class BadCommit(ValueError):
+    """A revision that names no commit with results, or several: the message says which."""
+
+
+def resolve(rev: str) -> str:
+    """A revision git knows here (HEAD, a branch, a unique prefix) as its full hash; anything
+    else (a commit of another clone's results) as given, a prefix of a results file's hash."""
+    cmd = ["git", "-C", str(ROOT), "rev-parse", "--verify", "-q", f"{rev}^{{commit}}"]
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    return done.stdout.strip() if done.returncode == 0 else rev.lower()
+
+
+def pick_commit(rev: str, hashes, option: str, where) -> str:
+    """The one hash of `hashes` (commits with results under `where`) that `rev`, given as
+    `option`, names (see resolve). BadCommit where it names none, or several (listed)."""
+    full = resolve(rev)
+    found = sorted({h for h in hashes if h.startswith(full)})
+    if len(found) > 1:
+        matches = ", ".join(h[:10] for h in found)
+        raise BadCommit(
+            f"{option} {rev} matches {len(found)} commits with results: {matches}; "
+            "give more of the hash"
+        )
+    if not found:
+        named = rev if full == rev.lower() else f"{rev} ({full[:10]})"
+        raise BadCommit(f"{option} {rev}: no results for commit {named} under {where}")
+    return found[0]
 
 
 def figures(run: dict, measured_only: bool = True) -> dict:

@@ -22,12 +22,11 @@ machine, and where none is known the percentages are n/a.
 """
 
 import html
-import subprocess
 import sys
 from pathlib import Path
 
 from . import ROOT, argument_parser
-from .asvfiles import BadFile, figures, load_runs
+from .asvfiles import BadCommit, BadFile, figures, load_runs, pick_commit
 from .instrument import Shape, ideal_bytes
 
 SUITES = [
@@ -53,16 +52,13 @@ def load(machine: str | None, commit: str | None, base: Path = ROOT / "results")
     except BadFile as e:
         fail(f"report: {e}")
     if commit:
-        runs = [r for r in runs if r["commit_hash"].startswith(resolve(commit))]
-        hashes = sorted({r["commit_hash"] for r in runs})
-        if len(hashes) > 1:
-            fail(
-                f"report: --commit {commit} matches {len(hashes)} commits with results: "
-                f"{', '.join(h[:10] for h in hashes)}; give more of the hash"
-            )
+        try:
+            full = pick_commit(commit, [r["commit_hash"] for r in runs], "--commit", base)
+        except BadCommit as e:
+            fail(f"report: {e}")
+        runs = [r for r in runs if r["commit_hash"] == full]
     if not runs:
-        named = f" for {commit} ({resolve(commit)[:10]})" if commit else ""
-        fail(f"report: no results{named} under {base}")
+        fail(f"report: no results under {base}")
     return max(runs, key=lambda r: (r["date"], r["commit_hash"]))
 
 
@@ -70,14 +66,6 @@ def fail(message: str):
     """Bad input (no such machine or commit, an unusable results file): exit status 2."""
     print(message, file=sys.stderr)
     sys.exit(2)
-
-
-def resolve(commit: str) -> str:
-    """A revision git knows here (HEAD, a branch, a unique prefix) as its full hash; anything
-    else (a commit of another clone's results) as given, a prefix of a results file's hash."""
-    rev = ["git", "-C", str(ROOT), "rev-parse", "--verify", "-q", f"{commit}^{{commit}}"]
-    done = subprocess.run(rev, capture_output=True, text=True)
-    return done.stdout.strip() if done.returncode == 0 else commit.lower()
 
 
 def bench_figures(values, bench):

@@ -94,3 +94,20 @@ def test_report_html_needs_out(store, capsys):
     # passes it so
     report.main(["--results", str(store), "--no-plot"])
     assert f"commit {B[:8]}" in capsys.readouterr().out
+
+
+# regressions --base/--head: one commit each, as report --commit resolves it
+
+
+def test_regressions_refuse_an_ambiguous_or_unknown_commit(store, capsys):
+    other = "a" + "c" * 39  # "a" names both it and A
+    write_run(store / "h200", other, 3, CASE)
+    err = refused(capsys, regressions, "--results", store, "--base", "a", "--head", B[:8])
+    assert "--base a matches 2 commits" in err and A[:10] in err and other[:10] in err
+    for rev in ("0000000", "no-such-commit"):
+        err = refused(capsys, regressions, "--results", store, "--base", A[:8], "--head", rev)
+        assert f"--head {rev}: no results for commit" in err
+    # an unambiguous prefix is compared as before
+    argv = ["--results", str(store), "--public-time", "--base", "aa", "--head", "b"]
+    assert regressions.main(argv) == 0
+    assert f"h200: {B[:8]} vs {A[:8]}" in capsys.readouterr().out
