@@ -4,7 +4,7 @@ leaves what is recorded (results/, html/, tracked files) as it was."""
 
 import pytest
 
-from rmsnorm_bench import ROOT, merge, publish, regressions, report
+from rmsnorm_bench import ROOT, dashboard, merge, publish, regressions, report
 
 from .test_tracker import write_run
 
@@ -111,3 +111,29 @@ def test_regressions_refuse_an_ambiguous_or_unknown_commit(store, capsys):
     argv = ["--results", str(store), "--public-time", "--base", "aa", "--head", "b"]
     assert regressions.main(argv) == 0
     assert f"h200: {B[:8]} vs {A[:8]}" in capsys.readouterr().out
+
+
+# dashboard HTML_DIR: a published dashboard, or a named refusal
+
+
+def test_dashboard_refuses_what_is_no_dashboard(tmp_path, capsys):
+    notes = tmp_path / "notes.md"
+    notes.write_text("mine")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    garbled = tmp_path / "garbled"
+    garbled.mkdir()
+    (garbled / "index.json").write_bytes(b"\xff\xfe")
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "index.json").write_text("[]")
+    expected = {
+        tmp_path / "nonexistent": "does not exist",
+        notes: "is not a folder",
+        empty: f"{empty / 'index.json'}: cannot be read",
+        garbled: f"{garbled / 'index.json'}: not UTF-8",
+        other: "not the index of asv's dashboard",
+    }
+    for html_dir, problem in expected.items():
+        err = refused(capsys, dashboard, html_dir)
+        assert problem in err and "Traceback" not in err
