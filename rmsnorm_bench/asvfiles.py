@@ -228,12 +228,20 @@ def main(argv=None) -> int:
     sub = ap.add_subparsers(dest="command", required=True)
     copy = sub.add_parser("conf-copy", help="write asv.conf.json with some keys changed")
     copy.add_argument("out", type=Path)
-    copy.add_argument("changes", nargs="*", metavar="KEY=VALUE")
+    copy.add_argument("changes", nargs="+", metavar="KEY=VALUE")
     args = ap.parse_args(argv)
     if not all("=" in item for item in args.changes):
         ap.error("conf-copy takes KEY=VALUE pairs")
     changes = dict(item.split("=", 1) for item in args.changes)
-    write_conf(args.out, changes)
+    out = args.out
+    if not out.parent.is_dir():
+        ap.exit(2, f"asvfiles: conf-copy: the folder {out.parent} of {out} does not exist\n")
+    if out.is_dir():
+        ap.exit(2, f"asvfiles: conf-copy: {out} is a folder, not a file to write\n")
+    try:
+        write_conf(out, changes)
+    except OSError as e:
+        ap.exit(2, f"asvfiles: conf-copy: cannot write {out} ({e.strerror or e})\n")
     return 0
 
 

@@ -4,7 +4,7 @@ leaves what is recorded (results/, html/, tracked files) as it was."""
 
 import pytest
 
-from rmsnorm_bench import ROOT, dashboard, merge, publish, regressions, report
+from rmsnorm_bench import ROOT, asvfiles, dashboard, merge, publish, regressions, report
 
 from .test_tracker import write_run
 
@@ -137,3 +137,16 @@ def test_dashboard_refuses_what_is_no_dashboard(tmp_path, capsys):
     for html_dir, problem in expected.items():
         err = refused(capsys, dashboard, html_dir)
         assert problem in err and "Traceback" not in err
+
+
+# asvfiles conf-copy OUT KEY=VALUE...: at least one pair, into a folder that exists
+
+
+def test_conf_copy_refuses_a_missing_folder_and_no_changes(tmp_path, capsys):
+    out = tmp_path / "missing" / "conf.json"
+    err = refused(capsys, asvfiles, "conf-copy", out, "env_dir=x")
+    assert f"the folder {out.parent} of {out} does not exist" in err and "Traceback" not in err
+    err = refused(capsys, asvfiles, "conf-copy", tmp_path / "conf.json")
+    assert "KEY=VALUE" in err and not (tmp_path / "conf.json").exists()
+    err = refused(capsys, asvfiles, "conf-copy", tmp_path, "env_dir=x")
+    assert "is a folder" in err
