@@ -238,11 +238,22 @@ def main(argv=None) -> int:
         ap.exit(2, f"asvfiles: conf-copy: the folder {out.parent} of {out} does not exist\n")
     if out.is_dir():
         ap.exit(2, f"asvfiles: conf-copy: {out} is a folder, not a file to write\n")
+    if tracked(out):
+        ap.exit(2, f"asvfiles: conf-copy: {out} is a file of the repository; write a copy\n")
     try:
         write_conf(out, changes)
     except OSError as e:
         ap.exit(2, f"asvfiles: conf-copy: cannot write {out} ({e.strerror or e})\n")
     return 0
+
+
+def tracked(path: Path) -> bool:
+    """Whether git tracks `path` in this repository (asv.conf.json itself, say)."""
+    where = Path(path).resolve()
+    if not where.is_relative_to(ROOT):
+        return False
+    cmd = ["git", "-C", str(ROOT), "ls-files", "--error-unmatch", "--", str(where)]
+    return subprocess.run(cmd, capture_output=True).returncode == 0
 
 
 if __name__ == "__main__":

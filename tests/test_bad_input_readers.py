@@ -150,3 +150,11 @@ def test_conf_copy_refuses_a_missing_folder_and_no_changes(tmp_path, capsys):
     assert "KEY=VALUE" in err and not (tmp_path / "conf.json").exists()
     err = refused(capsys, asvfiles, "conf-copy", tmp_path, "env_dir=x")
     assert "is a folder" in err
+
+
+def test_conf_copy_refuses_to_overwrite_a_tracked_file(monkeypatch, capsys):
+    # were it not refused, the copy would be written: let that fail the test, writing nothing
+    monkeypatch.setattr(asvfiles, "write_conf", lambda *a: pytest.fail("write_conf called"))
+    for name in ("asv.conf.json", "README.md"):
+        err = refused(capsys, asvfiles, "conf-copy", ROOT / name, "env_dir=x")
+        assert "is a file of the repository" in err
