@@ -95,6 +95,28 @@ def problems(run, path: Path | None = None) -> list[str]:
     return found
 
 
+def machine_problems(info, path: Path | None = None) -> list[str]:
+    """What makes `info` (a machine.json's content) unusable by asv publish, which files
+    each machine under its 'machine' name."""
+    if not isinstance(info, dict):
+        return [f"holds a {type(info).__name__}, not a JSON object"]
+    name = info.get("machine")
+    if not isinstance(name, str) or not name:
+        return ["no 'machine' name"]
+    if path is not None and name != Path(path).parent.name:
+        return [f"names machine {name!r}, kept in {Path(path).parent.name!r}/"]
+    return []
+
+
+def load_machine(path: Path) -> dict:
+    """One machine.json, checked: BadFile names the file and what is wrong with it."""
+    info = read_json(path)
+    found = machine_problems(info, path)
+    if found:
+        raise BadFile(f"{path}: not a usable asv machine file: {'; '.join(found)}")
+    return info
+
+
 def load_run(path: Path) -> dict:
     """One results file, checked: BadFile names the file and what is wrong with it."""
     run = read_json(path)

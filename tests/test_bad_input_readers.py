@@ -2,6 +2,8 @@
 under bad input: each refusal names the problem, exits with status 2 and no traceback, and
 leaves what is recorded (results/, html/, tracked files) as it was."""
 
+import functools
+
 import pytest
 
 from rmsnorm_bench import ROOT, asvfiles, dashboard, merge, publish, regressions, report
@@ -158,3 +160,61 @@ def test_conf_copy_refuses_to_overwrite_a_tracked_file(monkeypatch, capsys):
     for name in ("asv.conf.json", "README.md"):
         err = refused(capsys, asvfiles, "conf-copy", ROOT / name, "env_dir=x")
         assert "is a file of the repository" in err
+
+
+# publish: machine files checked before asv publish reads them; html/ left as it was
+
+
+def dashboard_copy(folder):
+    """A dashboard already published (what publish may replace)."""
+    folder.mkdir()
+    (folder / "index.json").write_text("{}")
+    (folder / "index.html").write_text("the old dashboard")
+    return folder
+
+
+@pytest.mark.parametrize(
+    "content,problem",
+    [
+        (b"", "not valid JSON"),
+        (b"\xff\xfe", "not UTF-8"),
+        (b"[]", "not a JSON object"),
+        (b'{"version": 1}', "no 'machine' name"),
+        (b'{"machine": "other", "version": 1}', "names machine 'other', kept in 'h200'/"),
+    ],
+)
+def test_publish_names_a_bad_machine_file(content, problem, store, tmp_path, monkeypatch, capsys):
+    machine_file = store / "h200" / "machine.json"
+    machine_file.write_bytes(content)
+    with pytest.raises(publish.PublishError, match=f"{machine_file}: .*{problem}"):
+        publish.check_results(store)
+    # the command: refused before asv publish runs, the dashboard as it was
+    html = dashboard_copy(tmp_path / "html")
+    before = stored(html)
+    monkeypatch.setattr(publish, "publish", functools.partial(publish.publish, results=store))
+    monkeypatch.setattr(publish.signal, "signal", lambda *a: None)
+    monkeypatch.setattr(publish, "asv_publish", lambda *a: pytest.fail("asv publish ran"))
+    err = refused(capsys, publish, "--html-dir", html, "--branch", "HEAD")
+    assert f"publish: {machine_file}: " in err and problem in err
+    assert stored(html) == before
+
+
+def test_publish_refuses_a_results_file_that_is_not_utf8(store, tmp_path, monkeypatch, capsys):
+    bad = store / "h200" / f"{'c' * 8}-virtualenv-py3.11.json"
+    bad.write_bytes(b"\xff\xfe")
+    html = dashboard_copy(tmp_path / "html")
+    before = stored(html)
+    monkeypatch.setattr(publish, "publish", functools.partial(publish.publish, results=store))
+    monkeypatch.setattr(publish.signal, "signal", lambda *a: None)
+    err = refused(capsys, publish, "--html-dir", html, "--branch", "HEAD")
+    assert f"publish: {bad}: not UTF-8" in err and stored(html) == before
+
+
+def test_merge_refuses_a_machine_file_without_its_name(store, tmp_path, capsys):
+    source = tmp_path / "src" / "h200"
+    source.mkdir(parents=True)
+    (source / "machine.json").write_text("{}")
+    before = stored(store)
+    err = refused(capsys, merge, tmp_path / "src", "--into", tmp_path / "into")
+    assert f"{source / 'machine.json'}: not a usable asv machine file: no 'machine'" in err
+    assert stored(store) == before and not (tmp_path / "into").exists()
