@@ -3,6 +3,8 @@ under bad input: each refusal names the problem, exits with status 2 and no trac
 leaves what is recorded (results/, html/, tracked files) as it was."""
 
 import functools
+import subprocess
+import sys
 
 import pytest
 
@@ -218,3 +220,14 @@ def test_merge_refuses_a_machine_file_without_its_name(store, tmp_path, capsys):
     err = refused(capsys, merge, tmp_path / "src", "--into", tmp_path / "into")
     assert f"{source / 'machine.json'}: not a usable asv machine file: no 'machine'" in err
     assert stored(store) == before and not (tmp_path / "into").exists()
+
+
+# pages is publish's library, no tool: run as one, it says so
+
+
+@pytest.mark.parametrize("argv", [[], ["--help"]])
+def test_pages_run_as_a_tool_says_it_is_a_library(argv):
+    cmd = [sys.executable, "-m", "rmsnorm_bench.pages", *argv]
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 2 and "library module" in done.stderr
+    assert "rmsnorm_bench.publish" in done.stderr and "Traceback" not in done.stderr
