@@ -8,6 +8,7 @@ import itertools
 import json
 import math
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -32,9 +33,11 @@ PER_PARAMS = ("result", "samples") + tuple(
 def read_json(path: Path):
     """A JSON file's content; a file that cannot be read or parsed raises BadFile naming it."""
     try:
-        text = Path(path).read_text()
+        text = Path(path).read_text(encoding="utf-8")
     except OSError as e:
         raise BadFile(f"{path}: cannot be read ({e.strerror or e})") from None
+    except UnicodeDecodeError as e:  # JSON is UTF-8, and asv reads it as UTF-8
+        raise BadFile(f"{path}: not UTF-8 text (byte {e.start}: {e.reason})") from None
     try:
         return json.loads(text)
     except ValueError as e:
@@ -92,6 +95,28 @@ def problems(run, path: Path | None = None) -> list[str]:
     return found
 
 
+def machine_problems(info, path: Path | None = None) -> list[str]:
+    """What makes `info` (a machine.json's content) unusable by asv publish, which files
+    each machine under its 'machine' name."""
+    if not isinstance(info, dict):
+        return [f"holds a {type(info).__name__}, not a JSON object"]
+    name = info.get("machine")
+    if not isinstance(name, str) or not name:
+        return ["no 'machine' name"]
+    if path is not None and name != Path(path).parent.name:
+        return [f"names machine {name!r}, kept in {Path(path).parent.name!r}/"]
+    return []
+
+
+def load_machine(path: Path) -> dict:
+    """One machine.json, checked: BadFile names the file and what is wrong with it."""
+    info = read_json(path)
+    found = machine_problems(info, path)
+    if found:
+        raise BadFile(f"{path}: not a usable asv machine file: {'; '.join(found)}")
+    return info
+
+
 def load_run(path: Path) -> dict:
     """One results file, checked: BadFile names the file and what is wrong with it."""
     run = read_json(path)
@@ -110,6 +135,35 @@ def load_runs(folder: Path) -> list:
     cannot be used)."""
     runs = [load_run(f) for f in results_files(folder)]
     return sorted(runs, key=lambda r: (r["date"], r["commit_hash"]))
+
+
+class BadCommit(ValueError):
+    """A revision that names no commit with results, or several: the message says which."""
+
+
+def resolve(rev: str) -> str:
+    """A revision git knows here (HEAD, a branch, a unique prefix) as its full hash; anything
+    else (a commit of another clone's results) as given, a prefix of a results file's hash."""
+    cmd = ["git", "-C", str(ROOT), "rev-parse", "--verify", "-q", f"{rev}^{{commit}}"]
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    return done.stdout.strip() if done.returncode == 0 else rev.lower()
+
+
+def pick_commit(rev: str, hashes, option: str, where) -> str:
+    """The one hash of `hashes` (commits with results under `where`) that `rev`, given as
+    `option`, names (see resolve). BadCommit where it names none, or several (listed)."""
+    full = resolve(rev)
+    found = sorted({h for h in hashes if h.startswith(full)})
+    if len(found) > 1:
+        matches = ", ".join(h[:10] for h in found)
+        raise BadCommit(
+            f"{option} {rev} matches {len(found)} commits with results: {matches}; "
+            "give more of the hash"
+        )
+    if not found:
+        named = rev if full == rev.lower() else f"{rev} ({full[:10]})"
+        raise BadCommit(f"{option} {rev}: no results for commit {named} under {where}")
+    return found[0]
 
 
 def figures(run: dict, measured_only: bool = True) -> dict:
@@ -196,13 +250,32 @@ def main(argv=None) -> int:
     sub = ap.add_subparsers(dest="command", required=True)
     copy = sub.add_parser("conf-copy", help="write asv.conf.json with some keys changed")
     copy.add_argument("out", type=Path)
-    copy.add_argument("changes", nargs="*", metavar="KEY=VALUE")
+    copy.add_argument("changes", nargs="+", metavar="KEY=VALUE")
     args = ap.parse_args(argv)
     if not all("=" in item for item in args.changes):
         ap.error("conf-copy takes KEY=VALUE pairs")
     changes = dict(item.split("=", 1) for item in args.changes)
-    write_conf(args.out, changes)
+    out = args.out
+    if not out.parent.is_dir():
+        ap.exit(2, f"asvfiles: conf-copy: the folder {out.parent} of {out} does not exist\n")
+    if out.is_dir():
+        ap.exit(2, f"asvfiles: conf-copy: {out} is a folder, not a file to write\n")
+    if tracked(out):
+        ap.exit(2, f"asvfiles: conf-copy: {out} is a file of the repository; write a copy\n")
+    try:
+        write_conf(out, changes)
+    except OSError as e:
+        ap.exit(2, f"asvfiles: conf-copy: cannot write {out} ({e.strerror or e})\n")
     return 0
+
+
+def tracked(path: Path) -> bool:
+    """Whether git tracks `path` in this repository (asv.conf.json itself, say)."""
+    where = Path(path).resolve()
+    if not where.is_relative_to(ROOT):
+        return False
+    cmd = ["git", "-C", str(ROOT), "ls-files", "--error-unmatch", "--", str(where)]
+    return subprocess.run(cmd, capture_output=True).returncode == 0
 
 
 if __name__ == "__main__":

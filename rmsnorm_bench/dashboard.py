@@ -13,7 +13,8 @@ GPU selected), that each suite's device-time graph of each GPU machine holds at 
 that index.json has a show_commit_url (--commit-url: that one) and the benchmark list or the
 reports link a published commit with it, a hash this repository resolves to a commit, and
 that every machine's report page (report/) loads with its pictures. Exits non-zero, saying
-what is missing.
+what is missing (status 2 where HTML_DIR is no published dashboard: missing, a file, no
+readable index.json).
 
 --screenshots DIR also saves what Chromium drew: the front page (front.png), the device-time
 graph of the fused-add backward (graph.png) and the first GPU machine's report (report.png)
@@ -32,7 +33,7 @@ import threading
 import urllib.request
 from pathlib import Path
 
-from . import ROOT, argument_parser
+from . import ROOT, argument_parser, asvfiles
 
 BENCH = "bench_rmsnorm.RMSNormBackward.track_time"
 SUITES = ("RMSNormForward", "RMSNormBackward", "FusedAddRMSNormForward", "FusedAddRMSNormBackward")
@@ -136,6 +137,22 @@ def check_reports(chromium: str, base: str, index: dict) -> tuple[list[str], str
     return problems, listing
 
 
+def read_index(ap, html_dir: Path) -> dict:
+    """The dashboard's index.json; a HTML_DIR that is no published dashboard (missing, a
+    file, no readable index.json of asv's) exits with status 2, saying which."""
+    if not html_dir.is_dir():
+        what = "is not a folder" if html_dir.exists() else "does not exist"
+        ap.exit(2, f"dashboard: {html_dir} {what}: give the folder of a published dashboard\n")
+    try:
+        index = asvfiles.read_json(html_dir / "index.json")
+    except asvfiles.BadFile as e:
+        ap.exit(2, f"dashboard: {e}: {html_dir} is not a published dashboard\n")
+    keys = ("revision_to_hash", "params", "machines")
+    if not isinstance(index, dict) or not all(isinstance(index.get(k), dict) for k in keys):
+        ap.exit(2, f"dashboard: {html_dir / 'index.json'}: not the index of asv's dashboard\n")
+    return index
+
+
 def main(argv=None) -> int:
     ap = argument_parser(__spec__.name, __doc__)
     ap.add_argument("html_dir", type=Path, help="a published dashboard")
@@ -146,6 +163,7 @@ def main(argv=None) -> int:
     ap.add_argument("--commit-url", help="the commit links it must have (URL + hash)")
     ap.add_argument("--screenshots", type=Path, help="save the pictures here too")
     args = ap.parse_args(argv)
+    index = read_index(ap, args.html_dir)
     head = ["git", "-C", str(ROOT), "rev-parse", "HEAD"]
     commit = args.commit or subprocess.check_output(head, text=True).strip()
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -153,7 +171,6 @@ def main(argv=None) -> int:
         sys.exit("dashboard: chromium is not installed (Debian: apt-get install chromium)")
     problems = []
 
-    index = json.loads((args.html_dir / "index.json").read_text())
     revisions = {h: r for r, h in index["revision_to_hash"].items()}
     commit = next((h for h in revisions if h.startswith(commit)), commit)  # a prefix will do
     if commit not in revisions:

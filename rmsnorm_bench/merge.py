@@ -16,7 +16,7 @@ import sys
 from pathlib import Path
 
 from . import ROOT, argument_parser
-from .asvfiles import BadFile, problems, read_json
+from .asvfiles import BadFile, machine_problems, problems, read_json
 
 
 def plan(source: Path, into: Path):
@@ -28,11 +28,11 @@ def plan(source: Path, into: Path):
             bad.append(str(e))
             continue
         if f.name == "machine.json":
-            found = [] if isinstance(data, dict) else ["not a JSON object"]
+            found, kind = machine_problems(data, f), "machine"
         else:
-            found = problems(data, f)
+            found, kind = problems(data, f), "results"
         if found:
-            bad.append(f"{f}: not a usable asv results file: {'; '.join(found)}")
+            bad.append(f"{f}: not a usable asv {kind} file: {'; '.join(found)}")
             continue
         target = into / f.parent.name / f.name
         if not target.exists():

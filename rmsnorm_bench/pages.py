@@ -1,5 +1,8 @@
 """What publish adds to asv's site: default views that keep machines apart, and reports.
 
+A library module of rmsnorm_bench.publish, not a tool: `python -m rmsnorm_bench.pages` says
+so and exits with status 2 (publish writes these pages; its --help describes them).
+
 asv's graph page starts from every machine and the first 8 values of the first parameter
 (graphdisplay.js, `setup_benchmark_params`), on a linear axis: the CPU smoke mode's times
 (up to a second a call) flatten a GPU's microseconds, and most of the first 8 cases are
@@ -18,6 +21,7 @@ and the navigation bar links to it.
 
 import html
 import json
+import sys
 from pathlib import Path
 from urllib.parse import quote
 
@@ -181,3 +185,12 @@ def add_reports(site: Path, runs: dict, commit_url: str) -> list[Path]:
         + "\n</table></body></html>\n"
     )
     return written
+
+
+if __name__ == "__main__":
+    print(
+        "rmsnorm_bench.pages: a library module of rmsnorm_bench.publish, not a tool; the pages "
+        "are written by python -m rmsnorm_bench.publish (--help)",
+        file=sys.stderr,
+    )
+    sys.exit(2)

@@ -9,8 +9,9 @@ asv shows only the values listed there, which are those of the last run on this 
 --html-dir), its index.html loading the CDN scripts and styles from vendor/ instead
 (`vendor.offline_page`), built beside html/ and swapped in at once: html/ is the old
 dashboard or the new one, whenever publishing stops. Nothing under results/ changes; every
-results file is checked first (a bad one is named, exit status 2), and figures the graphs
-will not show (measured by another version of their benchmark) are counted in a warning.
+results and machine file is checked first (a bad one is named, exit status 2), and figures
+the graphs will not show (measured by another version of their benchmark) are counted in a
+warning.
 html/vendor/ is the one copy of those files: each dashboard carries a copy of it along.
 --preview then
 serves the dashboard on 127.0.0.1 only (port 8080 by default; 0: any free port).
@@ -54,9 +55,10 @@ class PublishError(Exception):
 
 
 def check_results(results: Path) -> list[str]:
-    """Every results file and benchmarks.json checked (PublishError names a bad one); returns
-    what the dashboard will not show: figures measured by a version of their benchmark other
-    than benchmarks.json's (asv publishes those of the current version only)."""
+    """Every results file, machine file (machine.json) and benchmarks.json checked before
+    asv publish reads them (PublishError names a bad one); returns what the dashboard will
+    not show: figures measured by a version of their benchmark other than benchmarks.json's
+    (asv publishes those of the current version only)."""
     if not any(results.glob("*/*.json")):
         raise PublishError(f"no results under {results}; run scripts/run first")
     if not (results / "benchmarks.json").is_file():
@@ -65,6 +67,8 @@ def check_results(results: Path) -> list[str]:
         current = asvfiles.read_json(results / "benchmarks.json")
         if not isinstance(current, dict):
             raise asvfiles.BadFile(f"{results / 'benchmarks.json'}: not a JSON object")
+        for path in sorted(results.rglob("machine.json")):  # every one asv publish reads
+            asvfiles.load_machine(path)
         runs = {f.name: asvfiles.load_runs(f) for f in sorted(results.glob("*/"))}
     except asvfiles.BadFile as e:
         raise PublishError(str(e)) from None

@@ -30,17 +30,18 @@ and parameters.
 Exit status: 0 when figures of ours were compared and none regressed, 1 when one regressed,
 2 when nothing of ours could be checked (no results, no machine with two commits, no gating
 figure in common: in the CPU smoke mode there is public time only, so pass --public-time) or
-the input is bad (an unreadable results file, named; a threshold that is not a number >= 1).
+the input is bad (an unreadable results file, named; a threshold that is not a number >= 1;
+a --base or --head that names no commit with results, or several: a prefix is resolved as
+report --commit resolves it, across the machines compared).
 """
 
 import math
 import re
-import subprocess
 import sys
 from pathlib import Path
 
 from . import ROOT, argument_parser
-from .asvfiles import BadFile, figure_stats, figures, load_runs, versions
+from .asvfiles import BadCommit, BadFile, figure_stats, figures, load_runs, pick_commit, versions
 
 OURS = "triton"  # the backend whose figures gate; the others are peers
 GATING = ("track_device_time", "track_peak_memory")  # by default
@@ -128,11 +129,17 @@ def compare_runs(
 
 
 def check_machine(
-    folder: Path, threshold: float, bench_pattern="", public_time=False, pair=None, cold=False
+    folder: Path,
+    threshold: float,
+    bench_pattern="",
+    public_time=False,
+    pair=None,
+    cold=False,
+    runs=None,
 ):
     """Compare a machine's newest commit with its predecessor, or `pair` (base, head: full
-    hashes or prefixes) with each other."""
-    runs = load_runs(folder)
+    hashes or prefixes) with each other; `runs`: the folder's, where already loaded."""
+    runs = load_runs(folder) if runs is None else runs
     if pair:
         found = []
         for rev in pair:
@@ -146,13 +153,6 @@ def check_machine(
     else:
         old, new = runs[-2], runs[-1]
     return compare_runs(folder.name, old, new, threshold, bench_pattern, public_time, cold)
-
-
-def resolve(rev: str) -> str:
-    """A revision git knows here as its full hash; anything else as given (a prefix)."""
-    cmd = ["git", "-C", str(ROOT), "rev-parse", "--verify", "-q", f"{rev}^{{commit}}"]
-    done = subprocess.run(cmd, capture_output=True, text=True)
-    return done.stdout.strip() if done.returncode == 0 else rev.lower()
 
 
 def main(argv=None) -> int:
@@ -174,7 +174,6 @@ def main(argv=None) -> int:
         ap.error(f"--threshold must be a number >= 1, got {args.threshold}")
     if bool(args.base) != bool(args.head):
         ap.error("--base and --head go together")
-    pair = (resolve(args.base), resolve(args.head)) if args.base else None
     if not args.results.is_dir():
         ap.exit(2, f"regressions: {args.results} is not a folder of results\n")
     folders = sorted(p for p in args.results.glob("*") if p.is_dir())
@@ -184,14 +183,26 @@ def main(argv=None) -> int:
             ap.exit(2, f"regressions: no results for machine {args.machine!r}\n")
     if not folders:
         ap.exit(2, f"regressions: no machine's results under {args.results}: nothing checked\n")
-    ours, peers, compared = [], [], 0
-    for folder in folders:
+    try:
+        loaded = {folder: load_runs(folder) for folder in folders}
+    except BadFile as e:
+        ap.exit(2, f"regressions: {e}\n")
+    pair = None
+    if args.base:
+        # one commit each, the same on every machine: a prefix of several is refused
+        hashes = [run["commit_hash"] for runs in loaded.values() for run in runs]
         try:
-            found, others, summary, count = check_machine(
-                folder, args.threshold, args.bench, args.public_time, pair, args.cold
+            pair = tuple(
+                pick_commit(rev, hashes, option, args.results)
+                for option, rev in (("--base", args.base), ("--head", args.head))
             )
-        except BadFile as e:
+        except BadCommit as e:
             ap.exit(2, f"regressions: {e}\n")
+    ours, peers, compared = [], [], 0
+    for folder, runs in loaded.items():
+        found, others, summary, count = check_machine(
+            folder, args.threshold, args.bench, args.public_time, pair, args.cold, runs
+        )
         print(summary)
         ours += found
         peers += others

@@ -11,7 +11,9 @@ Triton's bandwidth over ideal bytes and every backend's percentage of the copy c
 --out it also writes report.md and report.png (the public-call ratios) there, and one
 picture per op (<op>.png: public-call time, device time and % of the copy ceiling of every
 backend that ran, across the cases); --html adds index.html, the tables and pictures as one
-page (publish writes one for each machine's newest commit into the dashboard).
+page (publish writes one for each machine's newest commit into the dashboard). --out is
+refused where it is a file, or is or lies in html/, results/ or --results (what is recorded);
+--html without --out is refused (--no-plot is then the default: no plots are drawn).
 
 The copy ceiling is what a plain copy reaches on the machine, in GB/s of bytes read +
 written; a backend's percentage is its ideal bytes (instrument.ideal_bytes) per device time
@@ -20,12 +22,11 @@ machine, and where none is known the percentages are n/a.
 """
 
 import html
-import subprocess
 import sys
 from pathlib import Path
 
 from . import ROOT, argument_parser
-from .asvfiles import BadFile, figures, load_runs
+from .asvfiles import BadCommit, BadFile, figures, load_runs, pick_commit
 from .instrument import Shape, ideal_bytes
 
 SUITES = [
@@ -51,16 +52,13 @@ def load(machine: str | None, commit: str | None, base: Path = ROOT / "results")
     except BadFile as e:
         fail(f"report: {e}")
     if commit:
-        runs = [r for r in runs if r["commit_hash"].startswith(resolve(commit))]
-        hashes = sorted({r["commit_hash"] for r in runs})
-        if len(hashes) > 1:
-            fail(
-                f"report: --commit {commit} matches {len(hashes)} commits with results: "
-                f"{', '.join(h[:10] for h in hashes)}; give more of the hash"
-            )
+        try:
+            full = pick_commit(commit, [r["commit_hash"] for r in runs], "--commit", base)
+        except BadCommit as e:
+            fail(f"report: {e}")
+        runs = [r for r in runs if r["commit_hash"] == full]
     if not runs:
-        named = f" for {commit} ({resolve(commit)[:10]})" if commit else ""
-        fail(f"report: no results{named} under {base}")
+        fail(f"report: no results under {base}")
     return max(runs, key=lambda r: (r["date"], r["commit_hash"]))
 
 
@@ -68,14 +66,6 @@ def fail(message: str):
     """Bad input (no such machine or commit, an unusable results file): exit status 2."""
     print(message, file=sys.stderr)
     sys.exit(2)
-
-
-def resolve(commit: str) -> str:
-    """A revision git knows here (HEAD, a branch, a unique prefix) as its full hash; anything
-    else (a commit of another clone's results) as given, a prefix of a results file's hash."""
-    rev = ["git", "-C", str(ROOT), "rev-parse", "--verify", "-q", f"{commit}^{{commit}}"]
-    done = subprocess.run(rev, capture_output=True, text=True)
-    return done.stdout.strip() if done.returncode == 0 else commit.lower()
 
 
 def bench_figures(values, bench):
@@ -320,6 +310,27 @@ def write(run, out: Path, ceiling_gbps=None, plot=True, page=False, intro="") ->
     return written
 
 
+# the repository's folders of what is recorded: the published dashboard and the results
+RECORDED = ("html", "results")
+
+
+def out_problem(out: Path, results: Path) -> str | None:
+    """Why --out `out` cannot take the report, or None: a path that exists and is no folder,
+    or a folder of what is recorded (html/, results/, the results read), or one inside it,
+    whose files (html/index.html: the dashboard's page) the report would overwrite."""
+    if out.exists() and not out.is_dir():
+        return f"--out {out}: exists and is not a folder"
+    where = out.resolve()
+    folders = [(f"the repository's {name}/", ROOT / name) for name in RECORDED]
+    for what, folder in [*folders, ("the results read (--results)", results)]:
+        if where.is_relative_to(folder.resolve()):
+            return (
+                f"--out {out}: lies in {what} ({folder.resolve()}), which holds what is "
+                "recorded; write the report elsewhere"
+            )
+    return None
+
+
 def main(argv=None):
     ap = argument_parser(__spec__.name, __doc__)
     ap.add_argument("--machine", help="default: the machine with the newest results")
@@ -337,13 +348,20 @@ def main(argv=None):
         f"({', '.join(f'{m} {v:,.0f}' for m, v in COPY_CEILING_GBPS.items())}), else none",
     )
     args = ap.parse_args(argv)
+    if args.html and not args.out:
+        ap.error("--html writes index.html into --out DIR: give --out")
+    if args.out and (problem := out_problem(args.out, args.results)):
+        ap.error(problem)
     if args.copy_ceiling is not None and not args.copy_ceiling > 0:
         ap.error(f"--copy-ceiling: expected GB/s above 0, got {args.copy_ceiling}")
     run = load(args.machine, args.commit, args.results)
     _, md, _, _, _ = describe(run, args.copy_ceiling)
     print(md)
     if args.out:
-        written = write(run, args.out, args.copy_ceiling, not args.no_plot, args.html)
+        try:
+            written = write(run, args.out, args.copy_ceiling, not args.no_plot, args.html)
+        except OSError as e:  # a part of the path that is a file, no permission, a full disk
+            fail(f"report: cannot write into {args.out}: {e.strerror or e}")
         print(f"\nreport: wrote {', '.join(str(w) for w in written)}")
 
 

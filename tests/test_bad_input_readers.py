@@ -1,0 +1,233 @@
+"""The tools that read results (report, regressions, merge, publish, dashboard, asvfiles)
+under bad input: each refusal names the problem, exits with status 2 and no traceback, and
+leaves what is recorded (results/, html/, tracked files) as it was."""
+
+import functools
+import subprocess
+import sys
+
+import pytest
+
+from rmsnorm_bench import ROOT, asvfiles, dashboard, merge, publish, regressions, report
+
+from .test_tracker import write_run
+
+A, B = "a" * 40, "b" * 40
+CASE = {("1x256-bf16", "triton"): 1e-3, ("1x256-bf16", "torch"): 2e-3}
+
+
+def stored(folder) -> dict:
+    return {p: p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.fixture
+def store(tmp_path):
+    """results/ holding two commits' figures on machine h200, and benchmarks.json."""
+    results = tmp_path / "results"
+    write_run(results / "h200", A, 1, CASE)
+    write_run(results / "h200", B, 2, CASE)
+    (results / "h200" / "machine.json").write_text('{"machine": "h200", "version": 1}')
+    (results / "benchmarks.json").write_text('{"version": 2}')
+    return results
+
+
+def refused(capsys, tool, *argv) -> str:
+    """Run a tool's main; it must exit with status 2. Returns what it wrote to stderr."""
+    with pytest.raises(SystemExit) as done:
+        tool.main([str(a) for a in argv])
+    err = capsys.readouterr().err
+    assert done.value.code == 2, err
+    return err
+
+
+# results files that are not UTF-8
+
+
+def test_a_results_file_that_is_not_utf8_is_named_with_status_2(store, tmp_path, capsys):
+    bad = store / "h200" / f"{'c' * 8}-virtualenv-py3.11.json"
+    bad.write_bytes(b"\xff\xfe")
+    for tool in (report, regressions):
+        err = refused(capsys, tool, "--results", store)
+        assert f"{bad}: not UTF-8" in err
+    source = tmp_path / "src" / "h200"
+    source.mkdir(parents=True)
+    (source / bad.name).write_bytes(b"\xff\xfe")
+    into = tmp_path / "into"
+    err = refused(capsys, merge, tmp_path / "src", "--into", into)
+    assert f"{source / bad.name}: not UTF-8" in err and not into.exists()
+    with pytest.raises(publish.PublishError, match=f"{bad}: not UTF-8"):
+        publish.check_results(store)
+
+
+# report --out: never into what is recorded, never onto a file; --html needs --out
+
+
+@pytest.mark.parametrize(
+    "out", ["html", "html/report", "html/sub/..", "results", "results/nvidia-h200", "{results}"]
+)
+def test_report_refuses_to_write_into_what_is_recorded(out, store, monkeypatch, capsys):
+    # were it not refused, the report would be written: let that fail the test, writing nothing
+    monkeypatch.setattr(report, "write", lambda *a, **k: pytest.fail("report.write called"))
+    out = str(store) if out == "{results}" else str(ROOT / out)
+    err = refused(capsys, report, "--results", store, "--out", out, "--html", "--no-plot")
+    assert f"--out {out}: lies in " in err and "recorded" in err
+
+
+def test_report_refuses_an_out_that_resolves_into_html(store, tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(report, "write", lambda *a, **k: pytest.fail("report.write called"))
+    link = tmp_path / "link"
+    link.symlink_to(ROOT / "html")
+    err = refused(capsys, report, "--results", store, "--out", link, "--html")
+    assert "the repository's html/" in err
+
+
+def test_report_refuses_an_out_that_is_a_file(store, tmp_path, capsys):
+    notes = tmp_path / "notes.md"
+    notes.write_text("mine")
+    err = refused(capsys, report, "--results", store, "--out", notes, "--no-plot")
+    assert f"--out {notes}: exists and is not a folder" in err and "Traceback" not in err
+    err = refused(capsys, report, "--results", store, "--out", notes / "sub", "--no-plot")
+    assert f"cannot write into {notes / 'sub'}" in err
+    assert notes.read_text() == "mine"
+
+
+def test_report_html_needs_out(store, capsys):
+    err = refused(capsys, report, "--results", store, "--html")
+    assert "--html" in err and "--out" in err
+    # --no-plot alone asks for what happens anyway (no --out, no plots): scripts/compare
+    # passes it so
+    report.main(["--results", str(store), "--no-plot"])
+    assert f"commit {B[:8]}" in capsys.readouterr().out
+
+
+# regressions --base/--head: one commit each, as report --commit resolves it
+
+
+def test_regressions_refuse_an_ambiguous_or_unknown_commit(store, capsys):
+    other = "a" + "c" * 39  # "a" names both it and A
+    write_run(store / "h200", other, 3, CASE)
+    err = refused(capsys, regressions, "--results", store, "--base", "a", "--head", B[:8])
+    assert "--base a matches 2 commits" in err and A[:10] in err and other[:10] in err
+    for rev in ("0000000", "no-such-commit"):
+        err = refused(capsys, regressions, "--results", store, "--base", A[:8], "--head", rev)
+        assert f"--head {rev}: no results for commit" in err
+    # an unambiguous prefix is compared as before
+    argv = ["--results", str(store), "--public-time", "--base", "aa", "--head", "b"]
+    assert regressions.main(argv) == 0
+    assert f"h200: {B[:8]} vs {A[:8]}" in capsys.readouterr().out
+
+
+# dashboard HTML_DIR: a published dashboard, or a named refusal
+
+
+def test_dashboard_refuses_what_is_no_dashboard(tmp_path, capsys):
+    notes = tmp_path / "notes.md"
+    notes.write_text("mine")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    garbled = tmp_path / "garbled"
+    garbled.mkdir()
+    (garbled / "index.json").write_bytes(b"\xff\xfe")
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "index.json").write_text("[]")
+    expected = {
+        tmp_path / "nonexistent": "does not exist",
+        notes: "is not a folder",
+        empty: f"{empty / 'index.json'}: cannot be read",
+        garbled: f"{garbled / 'index.json'}: not UTF-8",
+        other: "not the index of asv's dashboard",
+    }
+    for html_dir, problem in expected.items():
+        err = refused(capsys, dashboard, html_dir)
+        assert problem in err and "Traceback" not in err
+
+
+# asvfiles conf-copy OUT KEY=VALUE...: at least one pair, into a folder that exists
+
+
+def test_conf_copy_refuses_a_missing_folder_and_no_changes(tmp_path, capsys):
+    out = tmp_path / "missing" / "conf.json"
+    err = refused(capsys, asvfiles, "conf-copy", out, "env_dir=x")
+    assert f"the folder {out.parent} of {out} does not exist" in err and "Traceback" not in err
+    err = refused(capsys, asvfiles, "conf-copy", tmp_path / "conf.json")
+    assert "KEY=VALUE" in err and not (tmp_path / "conf.json").exists()
+    err = refused(capsys, asvfiles, "conf-copy", tmp_path, "env_dir=x")
+    assert "is a folder" in err
+
+
+def test_conf_copy_refuses_to_overwrite_a_tracked_file(monkeypatch, capsys):
+    # were it not refused, the copy would be written: let that fail the test, writing nothing
+    monkeypatch.setattr(asvfiles, "write_conf", lambda *a: pytest.fail("write_conf called"))
+    for name in ("asv.conf.json", "README.md"):
+        err = refused(capsys, asvfiles, "conf-copy", ROOT / name, "env_dir=x")
+        assert "is a file of the repository" in err
+
+
+# publish: machine files checked before asv publish reads them; html/ left as it was
+
+
+def dashboard_copy(folder):
+    """A dashboard already published (what publish may replace)."""
+    folder.mkdir()
+    (folder / "index.json").write_text("{}")
+    (folder / "index.html").write_text("the old dashboard")
+    return folder
+
+
+@pytest.mark.parametrize(
+    "content,problem",
+    [
+        (b"", "not valid JSON"),
+        (b"\xff\xfe", "not UTF-8"),
+        (b"[]", "not a JSON object"),
+        (b'{"version": 1}', "no 'machine' name"),
+        (b'{"machine": "other", "version": 1}', "names machine 'other', kept in 'h200'/"),
+    ],
+)
+def test_publish_names_a_bad_machine_file(content, problem, store, tmp_path, monkeypatch, capsys):
+    machine_file = store / "h200" / "machine.json"
+    machine_file.write_bytes(content)
+    with pytest.raises(publish.PublishError, match=f"{machine_file}: .*{problem}"):
+        publish.check_results(store)
+    # the command: refused before asv publish runs, the dashboard as it was
+    html = dashboard_copy(tmp_path / "html")
+    before = stored(html)
+    monkeypatch.setattr(publish, "publish", functools.partial(publish.publish, results=store))
+    monkeypatch.setattr(publish.signal, "signal", lambda *a: None)
+    monkeypatch.setattr(publish, "asv_publish", lambda *a: pytest.fail("asv publish ran"))
+    err = refused(capsys, publish, "--html-dir", html, "--branch", "HEAD")
+    assert f"publish: {machine_file}: " in err and problem in err
+    assert stored(html) == before
+
+
+def test_publish_refuses_a_results_file_that_is_not_utf8(store, tmp_path, monkeypatch, capsys):
+    bad = store / "h200" / f"{'c' * 8}-virtualenv-py3.11.json"
+    bad.write_bytes(b"\xff\xfe")
+    html = dashboard_copy(tmp_path / "html")
+    before = stored(html)
+    monkeypatch.setattr(publish, "publish", functools.partial(publish.publish, results=store))
+    monkeypatch.setattr(publish.signal, "signal", lambda *a: None)
+    err = refused(capsys, publish, "--html-dir", html, "--branch", "HEAD")
+    assert f"publish: {bad}: not UTF-8" in err and stored(html) == before
+
+
+def test_merge_refuses_a_machine_file_without_its_name(store, tmp_path, capsys):
+    source = tmp_path / "src" / "h200"
+    source.mkdir(parents=True)
+    (source / "machine.json").write_text("{}")
+    before = stored(store)
+    err = refused(capsys, merge, tmp_path / "src", "--into", tmp_path / "into")
+    assert f"{source / 'machine.json'}: not a usable asv machine file: no 'machine'" in err
+    assert stored(store) == before and not (tmp_path / "into").exists()
+
+
+# pages is publish's library, no tool: run as one, it says so
+
+
+@pytest.mark.parametrize("argv", [[], ["--help"]])
+def test_pages_run_as_a_tool_says_it_is_a_library(argv):
+    cmd = [sys.executable, "-m", "rmsnorm_bench.pages", *argv]
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 2 and "library module" in done.stderr
+    assert "rmsnorm_bench.publish" in done.stderr and "Traceback" not in done.stderr
