@@ -108,22 +108,23 @@ def machine_problems(info, path: Path | None = None) -> list[str]:
     return []
 
 
+def _load_checked(path: Path, check, kind: str):
+    """A JSON file and what `check` finds wrong with it: BadFile names both."""
+    content = read_json(path)
+    found = check(content, path)
+    if found:
+        raise BadFile(f"{path}: not a usable asv {kind}: {'; '.join(found)}")
+    return content
+
+
 def load_machine(path: Path) -> dict:
     """One machine.json, checked: BadFile names the file and what is wrong with it."""
-    info = read_json(path)
-    found = machine_problems(info, path)
-    if found:
-        raise BadFile(f"{path}: not a usable asv machine file: {'; '.join(found)}")
-    return info
+    return _load_checked(path, machine_problems, "machine file")
 
 
 def load_run(path: Path) -> dict:
     """One results file, checked: BadFile names the file and what is wrong with it."""
-    run = read_json(path)
-    found = problems(run, path)
-    if found:
-        raise BadFile(f"{path}: not a usable asv results file: {'; '.join(found)}")
-    return run
+    return _load_checked(path, problems, "results file")
 
 
 def results_files(folder: Path) -> list[Path]:
