@@ -710,3 +710,16 @@ def ideal_bytes(op: str, phase: str, shape: Shape) -> int:
         return tensors * mn * e + n * e + 4 * m
     tensors = 3 if op == "rms_norm" else 4  # dy, x, dx (+ d_residual_out)
     return tensors * mn * e + 2 * n * e + 4 * m
+
+
+if __name__ == "__main__":
+    import sys
+
+    print(
+        "rmsnorm_bench.instrument is the library that the asv suites in benchmarks/ and the\n"
+        "tracker's tools import; it has no command line. Run a tool instead, from the\n"
+        "repository root: python -m rmsnorm_bench.TOOL --help, TOOL one of validate, sweep,\n"
+        "copy_ceiling, profile_host, spread, training_step, asvrun, report (README.md).",
+        file=sys.stderr,
+    )
+    sys.exit(2)

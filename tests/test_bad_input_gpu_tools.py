@@ -44,3 +44,12 @@ def test_asv_finds_the_suites_with_a_valid_device_only():
         assert done.returncode == 0, done.stderr
     done = suites_import("gpu")
     assert done.returncode != 0 and f"{VAR}='gpu': expected cpu" in done.stderr
+
+
+@pytest.mark.parametrize("argv", [[], ["--help"]])
+def test_the_instrument_is_a_library_not_a_tool(argv):
+    cmd = [sys.executable, "-m", "rmsnorm_bench.instrument", *argv]
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 2 and done.stdout == ""
+    assert "is the library" in done.stderr and "python -m rmsnorm_bench.TOOL" in done.stderr
+    assert "Traceback" not in done.stderr
