@@ -11,10 +11,68 @@ import subprocess
 import sys
 
 import pytest
+import torch
 
-from rmsnorm_bench import ROOT, instrument
+from rmsnorm_bench import (
+    ROOT,
+    copy_ceiling,
+    instrument,
+    training_step,
+)
 
 VAR = instrument.DEVICE_VAR
+NO_GPU = "needs a CUDA or ROCm GPU"
+
+
+def exit_status(tool, argv) -> int:
+    try:
+        return tool.main(argv)
+    except SystemExit as e:
+        return e.code
+
+
+def machine(monkeypatch, device, gpu: bool) -> None:
+    """RMSNORM_BENCH_DEVICE=device (None: unset), and a GPU or none."""
+    if device is None:
+        monkeypatch.delenv(VAR, raising=False)
+    else:
+        monkeypatch.setenv(VAR, device)
+    monkeypatch.setattr(instrument, "DEVICE", "cpu" if device == "cpu" else "cuda")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: gpu)
+
+
+@pytest.mark.parametrize(
+    "tool, argv, hint",
+    [
+        (copy_ceiling, [], ""),
+        (training_step, [], ""),
+    ],
+)
+def test_gpu_tools_say_they_need_a_gpu(tool, argv, hint, monkeypatch, capsys):
+    # RMSNORM_BENCH_DEVICE=cuda: validate falls back to the smoke mode only where it is unset
+    machine(monkeypatch, "cuda", gpu=False)
+    assert exit_status(tool, argv) == 2
+    err = capsys.readouterr().err
+    name = tool.__name__.rpartition(".")[2]
+    assert err.startswith(f"{name}: {NO_GPU}") and hint in err
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize("tool", [copy_ceiling])
+def test_gpu_only_tools_refuse_the_smoke_mode(tool, monkeypatch, capsys):
+    # a GPU is there: the smoke mode would time Triton's interpreter, or CUDA work by the host
+    machine(monkeypatch, "cpu", gpu=True)
+    assert exit_status(tool, []) == 2
+    assert f"{VAR}=cpu selects the CPU smoke mode" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("value", ["gpu", "CPU", "cuda:0"])
+@pytest.mark.parametrize("tool", [copy_ceiling])
+def test_an_unknown_device_is_named_with_its_values(tool, value, monkeypatch, capsys):
+    machine(monkeypatch, value, gpu=True)
+    assert exit_status(tool, []) == 2
+    err = capsys.readouterr().err
+    assert f"{VAR}={value!r}: expected cpu" in err and "or cuda" in err
 
 
 def test_the_instrument_takes_its_documented_values_only(monkeypatch):
