@@ -10,7 +10,8 @@ ideal bytes. --current times the constants as they are, without the alternatives
 compare shapes); --try (repeatable) times every combination of the values given instead.
 --peer (repeatable) also times that backend of the suites (e.g. torch_compile) at each shape,
 in the same process, so that a setting can be judged against it side by side.
-SHAPE is M,N,dtype (default: the large default shapes).
+SHAPE is M,N,dtype (default: the large default shapes). Exits 2 without a GPU (or in the CPU
+smoke mode, RMSNORM_BENCH_DEVICE=cpu).
 The thresholds in _config.py cite the runs of this tool (formerly scripts/sweep-config) that
 chose them.
 """
@@ -19,7 +20,7 @@ import functools
 import itertools
 import sys
 
-from . import argument_parser, instrument
+from . import argument_parser, instrument, require_gpu
 
 # (phase, overrides of _config constants); the forward grid ignores the backward's constants
 SETTINGS = [
@@ -104,6 +105,7 @@ def main(argv=None) -> int:
     unknown = [name for name in tried if not hasattr(_config, name)]
     if unknown:
         ap.error(f"--try: rmsnorm_kernels._config has no {', '.join(unknown)}")
+    require_gpu(ap)  # without one every case would fail, each with the same error
     chosen = settings(phases, args.current, tried)
     defaults = {name: getattr(_config, name) for _, o in chosen for name in o}
     print("op        phase     shape            device us   GB/s  setting")

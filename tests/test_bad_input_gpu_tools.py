@@ -17,11 +17,16 @@ from rmsnorm_bench import (
     ROOT,
     copy_ceiling,
     instrument,
+    profile_host,
+    spread,
+    sweep,
     training_step,
+    validate,
 )
 
 VAR = instrument.DEVICE_VAR
 NO_GPU = "needs a CUDA or ROCm GPU"
+SMOKE_HINT = f"{VAR}=cpu runs it in the CPU smoke mode"
 
 
 def exit_status(tool, argv) -> int:
@@ -44,8 +49,14 @@ def machine(monkeypatch, device, gpu: bool) -> None:
 @pytest.mark.parametrize(
     "tool, argv, hint",
     [
+        (sweep, [], ""),
+        (sweep, ["--forward", "1,256,bf16"], ""),
+        (profile_host, [], ""),
+        (profile_host, ["--trace"], ""),
         (copy_ceiling, [], ""),
         (training_step, [], ""),
+        (spread, ["--processes", "2"], SMOKE_HINT),
+        (validate, [], SMOKE_HINT),
     ],
 )
 def test_gpu_tools_say_they_need_a_gpu(tool, argv, hint, monkeypatch, capsys):
@@ -58,7 +69,14 @@ def test_gpu_tools_say_they_need_a_gpu(tool, argv, hint, monkeypatch, capsys):
     assert "Traceback" not in err
 
 
-@pytest.mark.parametrize("tool", [copy_ceiling])
+def test_sweep_refuses_where_the_variable_is_unset(monkeypatch, capsys):
+    machine(monkeypatch, None, gpu=False)
+    assert exit_status(sweep, ["--forward", "--current", "1,256,bf16"]) == 2
+    out, err = capsys.readouterr()
+    assert err == f"sweep: {NO_GPU}\n" and "FAILED" not in out
+
+
+@pytest.mark.parametrize("tool", [sweep, profile_host, copy_ceiling])
 def test_gpu_only_tools_refuse_the_smoke_mode(tool, monkeypatch, capsys):
     # a GPU is there: the smoke mode would time Triton's interpreter, or CUDA work by the host
     machine(monkeypatch, "cpu", gpu=True)
@@ -67,7 +85,7 @@ def test_gpu_only_tools_refuse_the_smoke_mode(tool, monkeypatch, capsys):
 
 
 @pytest.mark.parametrize("value", ["gpu", "CPU", "cuda:0"])
-@pytest.mark.parametrize("tool", [copy_ceiling])
+@pytest.mark.parametrize("tool", [sweep, profile_host, copy_ceiling, spread, validate])
 def test_an_unknown_device_is_named_with_its_values(tool, value, monkeypatch, capsys):
     machine(monkeypatch, value, gpu=True)
     assert exit_status(tool, []) == 2
@@ -111,3 +129,11 @@ def test_the_instrument_is_a_library_not_a_tool(argv):
     assert done.returncode == 2 and done.stdout == ""
     assert "is the library" in done.stderr and "python -m rmsnorm_bench.TOOL" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_spread_runs_in_the_smoke_mode(monkeypatch, capsys):
+    # its processes inherit the variable; torch alone keeps them quick
+    machine(monkeypatch, "cpu", gpu=False)
+    argv = ["--processes", "2", "--backends", "torch", "rms_norm:forward:1,256,bf16"]
+    assert exit_status(spread, argv) == 0
+    assert "rms_norm:forward:1,256,bf16 | torch |" in capsys.readouterr().out
