@@ -131,6 +131,25 @@ def test_the_instrument_is_a_library_not_a_tool(argv):
     assert "Traceback" not in done.stderr
 
 
+def test_a_sweep_where_every_case_failed_exits_1(monkeypatch, capsys):
+    machine(monkeypatch, "cuda", gpu=True)
+    monkeypatch.setattr(sweep, "time_case", lambda *a: (None, "RuntimeError: boom"))
+    assert exit_status(sweep, ["--forward", "--current", "1,256,bf16"]) == 1
+    out, err = capsys.readouterr()
+    assert out.count("FAILED") == 2 and err == "sweep: 2 of 2 cases FAILED\n"
+
+
+def test_a_sweep_with_some_times_exits_0_and_counts_the_failures(monkeypatch, capsys):
+    machine(monkeypatch, "cuda", gpu=True)
+
+    def time_case(backend, op, phase, shape):  # a setting that is wrong has no time
+        return (1e-6, None) if op == "rms_norm" else (None, "AssertionError: wrong")
+
+    monkeypatch.setattr(sweep, "time_case", time_case)
+    assert exit_status(sweep, ["--forward", "--current", "1,256,bf16"]) == 0
+    assert capsys.readouterr().err == "sweep: 1 of 2 cases FAILED\n"
+
+
 def test_spread_runs_in_the_smoke_mode(monkeypatch, capsys):
     # its processes inherit the variable; torch alone keeps them quick
     machine(monkeypatch, "cpu", gpu=False)
