@@ -28,3 +28,30 @@ def argument_parser(module: str, doc: str) -> argparse.ArgumentParser:
         description="\n\n".join(paragraphs),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
+
+
+def require_gpu(ap: argparse.ArgumentParser, instrument=True, smoke_mode=False) -> None:
+    """Exit with status 2 and a line that names the problem where the tool of `ap` cannot
+    measure here: no CUDA or ROCm GPU, or (a tool that measures through the instrument,
+    `instrument`) RMSNORM_BENCH_DEVICE is not one of its values, or selects the CPU smoke mode,
+    which runs only a tool that has one (`smoke_mode`: there it needs no GPU)."""
+    tool = ap.prog.rpartition(".")[2]
+    hint = ""
+    if instrument:
+        from . import instrument as ins
+
+        try:
+            ins.check_device()
+        except ValueError as e:
+            ap.exit(2, f"{tool}: {e}\n")
+        if ins.DEVICE == "cpu" and smoke_mode:
+            return
+        if ins.DEVICE == "cpu":
+            why = f"{ins.DEVICE_VAR}=cpu selects the CPU smoke mode, which this tool does not have"
+            ap.exit(2, f"{tool}: needs a CUDA or ROCm GPU; {why}\n")
+        if smoke_mode:
+            hint = f" ({ins.DEVICE_VAR}=cpu runs it in the CPU smoke mode, Triton's interpreter)"
+    import torch
+
+    if not torch.cuda.is_available():
+        ap.exit(2, f"{tool}: needs a CUDA or ROCm GPU{hint}\n")

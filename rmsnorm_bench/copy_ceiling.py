@@ -16,7 +16,7 @@ launch, ramp-up and tail over fewer bytes, and this shows how much that costs at
 
 import sys
 
-from . import argument_parser, instrument
+from . import argument_parser, instrument, require_gpu
 
 DEFAULT = (
     "4096,4096,bf16;16384,4096,bf16;8192,8192,bf16;32768,8192,bf16;4096,4096,f32;"
@@ -49,11 +49,7 @@ def main(argv=None) -> int:
         shapes = instrument.parse_shapes(";".join(args.shapes) or DEFAULT, "copy_ceiling SHAPE")
     except ValueError as e:
         ap.error(str(e))
-    import torch
-
-    if not torch.cuda.is_available():
-        print("copy_ceiling: needs a CUDA or ROCm GPU", file=sys.stderr)
-        return 2
+    require_gpu(ap)
     contract = instrument.Contract(warmup=3, iters=20, samples=5)
     print(f"{'shape':18} {'MiB':>7} {'copy us':>9} {'GB/s':>6} {'add us':>9} {'GB/s':>6}")
     for shape in shapes:

@@ -23,7 +23,9 @@ DEVICE_VAR = "RMSNORM_BENCH_DEVICE"
 FWD_SHAPES_VAR = "RMSNORM_BENCH_SHAPES"
 BWD_SHAPES_VAR = "RMSNORM_BWD_BENCH_SHAPES"
 
-# "cpu": the smoke mode (Triton's interpreter, tiny shapes); anything else means the GPU.
+# "cpu": the smoke mode (Triton's interpreter, tiny shapes); "cuda" (or unset): the GPU.
+# Any other value is an error (check_device), raised where a suite or tool would measure.
+DEVICE_VALUES = ("cuda", "cpu")
 DEVICE = "cpu" if os.environ.get(DEVICE_VAR, "cuda") == "cpu" else "cuda"
 if DEVICE == "cpu":
     # must be set before triton is imported, here or by rmsnorm_kernels
@@ -113,8 +115,20 @@ def selected_backends() -> list[str]:
     return [name for name in BACKENDS if name in names]
 
 
+def check_device() -> None:
+    """Raise ValueError, naming RMSNORM_BENCH_DEVICE and its values, where it is set to
+    anything but those: a typo ("gpu", "CPU") would otherwise mean CUDA without a word."""
+    value = os.environ.get(DEVICE_VAR, "")
+    if value and value not in DEVICE_VALUES:
+        raise ValueError(
+            f"{DEVICE_VAR}={value!r}: expected cpu (the CPU smoke mode, Triton's interpreter) "
+            "or cuda (a CUDA or ROCm GPU, the default where it is unset)"
+        )
+
+
 def shapes_for(phase: str) -> list[Shape]:
     """The shapes the forward or backward suites measure on this machine."""
+    check_device()  # every suite asks here first, at import (param_shapes) and when measuring
     var = FWD_SHAPES_VAR if phase == "forward" else BWD_SHAPES_VAR
     if os.environ.get(var):
         return parse_shapes(os.environ[var], var)
@@ -696,3 +710,16 @@ def ideal_bytes(op: str, phase: str, shape: Shape) -> int:
         return tensors * mn * e + n * e + 4 * m
     tensors = 3 if op == "rms_norm" else 4  # dy, x, dx (+ d_residual_out)
     return tensors * mn * e + 2 * n * e + 4 * m
+
+
+if __name__ == "__main__":
+    import sys
+
+    print(
+        "rmsnorm_bench.instrument is the library that the asv suites in benchmarks/ and the\n"
+        "tracker's tools import; it has no command line. Run a tool instead, from the\n"
+        "repository root: python -m rmsnorm_bench.TOOL --help, TOOL one of validate, sweep,\n"
+        "copy_ceiling, profile_host, spread, training_step, asvrun, report (README.md).",
+        file=sys.stderr,
+    )
+    sys.exit(2)

@@ -21,7 +21,7 @@ import pstats
 import sys
 import time
 
-from . import argument_parser, instrument
+from . import argument_parser, instrument, require_gpu
 
 
 @functools.cache
@@ -157,6 +157,7 @@ def main(argv=None) -> int:
             chosen = instrument.parse_shapes(rest[0] if rest else "1,4096,bf16", "shape")
     except ValueError as e:
         ap.error(str(e))
+    require_gpu(ap)
     if args.mode:
         (cprofile if args.mode == "cprofile" else trace)(op, phase, chosen[0])
     else:

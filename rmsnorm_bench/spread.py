@@ -7,13 +7,15 @@ rms_norm:backward:4096,4096,bf16). Every process imports the package afresh and 
 case and backend with the suites' contract (outputs and gradients checked first), backends
 side by side in the same process. Printed: each process's median, then per case and backend
 the smallest and largest median over the processes and their ratio (the spread).
+Without a GPU it runs only in the CPU smoke mode (RMSNORM_BENCH_DEVICE=cpu: Triton's
+interpreter, the smoke contract; slow at the default cases), a check of the tool, not a figure.
 """
 
 import json
 import subprocess
 import sys
 
-from . import ROOT, argument_parser, instrument
+from . import ROOT, argument_parser, instrument, require_gpu
 
 DEFAULT_CASES = ("rms_norm:forward:1,4096,bf16", "rms_norm:backward:4096,4096,bf16")
 
@@ -62,6 +64,7 @@ def main(argv=None) -> int:
         ap.error(f"--backends: unknown {unknown}; known: {', '.join(instrument.BACKENDS)}")
     if args.processes < 2:
         ap.error("--processes: at least 2")
+    require_gpu(ap, smoke_mode=True)  # the processes would each fail on it, one by one
     if args.child:
         print(json.dumps(measure(cases, backends)))
         return 0

@@ -10,7 +10,8 @@ ideal bytes. --current times the constants as they are, without the alternatives
 compare shapes); --try (repeatable) times every combination of the values given instead.
 --peer (repeatable) also times that backend of the suites (e.g. torch_compile) at each shape,
 in the same process, so that a setting can be judged against it side by side.
-SHAPE is M,N,dtype (default: the large default shapes).
+SHAPE is M,N,dtype (default: the large default shapes). Exits 1 where no case has a time,
+2 without a GPU (or in the CPU smoke mode, RMSNORM_BENCH_DEVICE=cpu).
 The thresholds in _config.py cite the runs of this tool (formerly scripts/sweep-config) that
 chose them.
 """
@@ -19,7 +20,7 @@ import functools
 import itertools
 import sys
 
-from . import argument_parser, instrument
+from . import argument_parser, instrument, require_gpu
 
 # (phase, overrides of _config constants); the forward grid ignores the backward's constants
 SETTINGS = [
@@ -71,12 +72,14 @@ def time_case(backend, op, phase, shape):
         return None, f"{type(e).__name__}: {e}".splitlines()[0][:200]
 
 
-def report(op, phase, shape, t, error, setting):
+def report(op, phase, shape, t, error, setting) -> bool:
+    """Print one row; True where the case has a time."""
     if t is None:
         print(f"{op:9} {phase:9} {shape.label:16} FAILED  {setting}: {error}", flush=True)
-        return
+        return False
     gbs = instrument.ideal_bytes(op, phase, shape) / t / 1e9
     print(f"{op:9} {phase:9} {shape.label:16} {t * 1e6:10.1f} {gbs:6.0f}  {setting}", flush=True)
+    return True
 
 
 def main(argv=None) -> int:
@@ -104,9 +107,11 @@ def main(argv=None) -> int:
     unknown = [name for name in tried if not hasattr(_config, name)]
     if unknown:
         ap.error(f"--try: rmsnorm_kernels._config has no {', '.join(unknown)}")
+    require_gpu(ap)  # without one every case would fail, each with the same error
     chosen = settings(phases, args.current, tried)
     defaults = {name: getattr(_config, name) for _, o in chosen for name in o}
     print("op        phase     shape            device us   GB/s  setting")
+    timed = []  # one entry per case: whether it has a time
     for shape, op in itertools.product(shapes, instrument.OPS):
         for phase, overrides in chosen:
             for name, value in {**defaults, **overrides}.items():
@@ -114,11 +119,14 @@ def main(argv=None) -> int:
             ops.clear_caches()
             t, error = time_case("triton", op, phase, shape)
             setting = " ".join(f"{k}={v}" for k, v in overrides.items())
-            report(op, phase, shape, t, error, setting)
+            timed.append(report(op, phase, shape, t, error, setting))
         for phase, peer in itertools.product(phases, args.peer):
             t, error = time_case(peer, op, phase, shape)
-            report(op, phase, shape, t, error, f"peer {peer}")
-    return 0
+            timed.append(report(op, phase, shape, t, error, f"peer {peer}"))
+    failed = timed.count(False)
+    if failed:  # a setting that computes wrong results has no time; the others still count
+        print(f"sweep: {failed} of {len(timed)} cases FAILED", file=sys.stderr)
+    return 1 if timed and not any(timed) else 0
 
 
 if __name__ == "__main__":

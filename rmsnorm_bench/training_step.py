@@ -13,7 +13,7 @@ import copy
 import sys
 import time
 
-from . import argument_parser
+from . import argument_parser, require_gpu
 
 
 def llama(args):
@@ -84,11 +84,9 @@ def main(argv=None) -> int:
     ap.add_argument("--batch", type=int, default=2)
     ap.add_argument("--no-compile", action="store_true")
     args = ap.parse_args(argv)
+    require_gpu(ap, instrument=False)  # no instrument here: RMSNORM_BENCH_DEVICE is not read
     import torch
 
-    if not torch.cuda.is_available():
-        print("training_step: needs a CUDA or ROCm GPU", file=sys.stderr)
-        return 2
     original, ours, replaced, ids = llama(args)
     variants = {"original eager": original, "rmsnorm_kernels eager": ours}
     if not args.no_compile:

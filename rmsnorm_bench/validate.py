@@ -4,22 +4,26 @@ fp32 reference, without timing anything.
 usage: python -m rmsnorm_bench.validate
 
 The seed PR's six shapes on a GPU, the CPU smoke mode's small shapes elsewhere (Triton's
-interpreter). Exits 1 on any wrong result.
+interpreter); RMSNORM_BENCH_DEVICE=cpu chooses the latter on a GPU machine too. Exits 1 on any
+wrong result, 2 where RMSNORM_BENCH_DEVICE is neither cpu nor cuda, or is cuda without a GPU.
 """
 
 import os
 import sys
 
-from . import argument_parser
+from . import argument_parser, require_gpu
 
 
 def main(argv=None) -> int:
-    argument_parser(__spec__.name, __doc__).parse_args(argv)
+    ap = argument_parser(__spec__.name, __doc__)
+    ap.parse_args(argv)
     import torch
 
-    if not torch.cuda.is_available():
-        # before the instrument (and so Triton) is imported: the CPU smoke mode
-        os.environ.setdefault("RMSNORM_BENCH_DEVICE", "cpu")
+    if not torch.cuda.is_available() and not os.environ.get("RMSNORM_BENCH_DEVICE"):
+        # before the instrument (and so Triton) is imported: the CPU smoke mode (where the
+        # variable is empty too, which the instrument reads as unset)
+        os.environ["RMSNORM_BENCH_DEVICE"] = "cpu"
+    require_gpu(ap, smoke_mode=True)  # RMSNORM_BENCH_DEVICE=cuda without a GPU, or a typo
     from . import instrument
 
     cpu = instrument.DEVICE == "cpu"

@@ -1,0 +1,158 @@
+"""The GPU tools and the instrument on a machine that cannot run them: one line that names the
+problem and exit status 2, never a traceback nor a run of failures that exits 0.
+
+The machine without a GPU is made by hand (torch.cuda.is_available patched), so these tests
+say the same on a GPU machine as on a CPU-only one. The instrument reads RMSNORM_BENCH_DEVICE
+once, at import: each test sets instrument.DEVICE to what that value would have made it.
+"""
+
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from rmsnorm_bench import (
+    ROOT,
+    copy_ceiling,
+    instrument,
+    profile_host,
+    spread,
+    sweep,
+    training_step,
+    validate,
+)
+
+VAR = instrument.DEVICE_VAR
+NO_GPU = "needs a CUDA or ROCm GPU"
+SMOKE_HINT = f"{VAR}=cpu runs it in the CPU smoke mode"
+
+
+def exit_status(tool, argv) -> int:
+    try:
+        return tool.main(argv)
+    except SystemExit as e:
+        return e.code
+
+
+def machine(monkeypatch, device, gpu: bool) -> None:
+    """RMSNORM_BENCH_DEVICE=device (None: unset), and a GPU or none."""
+    if device is None:
+        monkeypatch.delenv(VAR, raising=False)
+    else:
+        monkeypatch.setenv(VAR, device)
+    monkeypatch.setattr(instrument, "DEVICE", "cpu" if device == "cpu" else "cuda")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: gpu)
+
+
+@pytest.mark.parametrize(
+    "tool, argv, hint",
+    [
+        (sweep, [], ""),
+        (sweep, ["--forward", "1,256,bf16"], ""),
+        (profile_host, [], ""),
+        (profile_host, ["--trace"], ""),
+        (copy_ceiling, [], ""),
+        (training_step, [], ""),
+        (spread, ["--processes", "2"], SMOKE_HINT),
+        (validate, [], SMOKE_HINT),
+    ],
+)
+def test_gpu_tools_say_they_need_a_gpu(tool, argv, hint, monkeypatch, capsys):
+    # RMSNORM_BENCH_DEVICE=cuda: validate falls back to the smoke mode only where it is unset
+    machine(monkeypatch, "cuda", gpu=False)
+    assert exit_status(tool, argv) == 2
+    err = capsys.readouterr().err
+    name = tool.__name__.rpartition(".")[2]
+    assert err.startswith(f"{name}: {NO_GPU}") and hint in err
+    assert "Traceback" not in err
+
+
+def test_sweep_refuses_where_the_variable_is_unset(monkeypatch, capsys):
+    machine(monkeypatch, None, gpu=False)
+    assert exit_status(sweep, ["--forward", "--current", "1,256,bf16"]) == 2
+    out, err = capsys.readouterr()
+    assert err == f"sweep: {NO_GPU}\n" and "FAILED" not in out
+
+
+@pytest.mark.parametrize("tool", [sweep, profile_host, copy_ceiling])
+def test_gpu_only_tools_refuse_the_smoke_mode(tool, monkeypatch, capsys):
+    # a GPU is there: the smoke mode would time Triton's interpreter, or CUDA work by the host
+    machine(monkeypatch, "cpu", gpu=True)
+    assert exit_status(tool, []) == 2
+    assert f"{VAR}=cpu selects the CPU smoke mode" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("value", ["gpu", "CPU", "cuda:0"])
+@pytest.mark.parametrize("tool", [sweep, profile_host, copy_ceiling, spread, validate])
+def test_an_unknown_device_is_named_with_its_values(tool, value, monkeypatch, capsys):
+    machine(monkeypatch, value, gpu=True)
+    assert exit_status(tool, []) == 2
+    err = capsys.readouterr().err
+    assert f"{VAR}={value!r}: expected cpu" in err and "or cuda" in err
+
+
+def test_the_instrument_takes_its_documented_values_only(monkeypatch):
+    for value in ("cpu", "cuda", ""):
+        monkeypatch.setenv(VAR, value)
+        instrument.check_device()
+    monkeypatch.delenv(VAR)
+    instrument.check_device()
+    monkeypatch.setenv(VAR, "gpu")
+    with pytest.raises(ValueError, match=f"{VAR}='gpu': expected cpu"):
+        instrument.check_device()
+    with pytest.raises(ValueError, match=VAR):  # what the suites ask first
+        instrument.shapes_for("forward")
+
+
+def suites_import(device):
+    env = {**os.environ, VAR: device, "TRITON_INTERPRET": "1"}
+    code = "import benchmarks.bench_rmsnorm"
+    return subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True
+    )
+
+
+def test_asv_finds_the_suites_with_a_valid_device_only():
+    for device in ("cpu", "cuda", ""):
+        done = suites_import(device)
+        assert done.returncode == 0, done.stderr
+    done = suites_import("gpu")
+    assert done.returncode != 0 and f"{VAR}='gpu': expected cpu" in done.stderr
+
+
+@pytest.mark.parametrize("argv", [[], ["--help"]])
+def test_the_instrument_is_a_library_not_a_tool(argv):
+    cmd = [sys.executable, "-m", "rmsnorm_bench.instrument", *argv]
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    assert done.returncode == 2 and done.stdout == ""
+    assert "is the library" in done.stderr and "python -m rmsnorm_bench.TOOL" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_a_sweep_where_every_case_failed_exits_1(monkeypatch, capsys):
+    machine(monkeypatch, "cuda", gpu=True)
+    monkeypatch.setattr(sweep, "time_case", lambda *a: (None, "RuntimeError: boom"))
+    assert exit_status(sweep, ["--forward", "--current", "1,256,bf16"]) == 1
+    out, err = capsys.readouterr()
+    assert out.count("FAILED") == 2 and err == "sweep: 2 of 2 cases FAILED\n"
+
+
+def test_a_sweep_with_some_times_exits_0_and_counts_the_failures(monkeypatch, capsys):
+    machine(monkeypatch, "cuda", gpu=True)
+
+    def time_case(backend, op, phase, shape):  # a setting that is wrong has no time
+        return (1e-6, None) if op == "rms_norm" else (None, "AssertionError: wrong")
+
+    monkeypatch.setattr(sweep, "time_case", time_case)
+    assert exit_status(sweep, ["--forward", "--current", "1,256,bf16"]) == 0
+    assert capsys.readouterr().err == "sweep: 1 of 2 cases FAILED\n"
+
+
+def test_spread_runs_in_the_smoke_mode(monkeypatch, capsys):
+    # its processes inherit the variable; torch alone keeps them quick
+    machine(monkeypatch, "cpu", gpu=False)
+    argv = ["--processes", "2", "--backends", "torch", "rms_norm:forward:1,256,bf16"]
+    assert exit_status(spread, argv) == 0
+    assert "rms_norm:forward:1,256,bf16 | torch |" in capsys.readouterr().out
