@@ -55,6 +55,8 @@ def _check_x(name: str, x) -> None:
         )
     if x.dtype not in FLOAT_DTYPES:
         raise TypeError(f"{name} has dtype {x.dtype}; expected float32, float16 or bfloat16")
+    if x.layout != torch.strided:
+        raise TypeError(f"{name} is a {x.layout} tensor; expected a dense (strided) one")
     if x.dim() == 0:
         raise ValueError(f"{name} must have at least one dimension (the normalised one)")
     if x.shape[-1] == 0:
@@ -247,7 +249,8 @@ class RMSNormFunction(torch.autograd.Function):
     def forward(ctx, x, weight, eps):
         x2 = _rows(x)
         y, _, rstd = _forward(x2, weight, eps)
-        ctx.save_for_backward(x2, weight, rstd)
+        # an inference-mode tensor cannot be saved: its copy can (as csrc/rmsnorm.cpp's node)
+        ctx.save_for_backward(x2.clone() if x2.is_inference() else x2, weight, rstd)
         return _shaped(y, x.shape)
 
     @staticmethod
@@ -312,6 +315,15 @@ class FusedAddRMSNormFunction(torch.autograd.Function):
 # --------------------------------------------------------------------------------------------
 
 
+def _check_tensor_types(weight, **tensors) -> None:
+    """The compiled path's only check in Python: what the operator's schema cannot name."""
+    for name, t in tensors.items():
+        if not isinstance(t, torch.Tensor):
+            raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
+    if weight is not None and not isinstance(weight, torch.Tensor):
+        raise TypeError(f"weight must be a torch.Tensor or None, got {type(weight).__name__}")
+
+
 def _needs_autograd(x, weight, residual=None) -> bool:
     return torch.is_grad_enabled() and (
         x.requires_grad
@@ -328,8 +340,7 @@ def rms_norm(x: torch.Tensor, weight: torch.Tensor | None = None, eps: float | N
     read in place.
     """
     if _native is not None:  # the operator checks its inputs and flattens them itself
-        if not isinstance(x, torch.Tensor):
-            raise TypeError(f"x must be a torch.Tensor, got {type(x).__name__}")
+        _check_tensor_types(x=x, weight=weight)
         return _RMS_NORM_FWD(x, weight, _resolve_eps(eps))[0]
     _check_x("x", x)
     _check_weight(weight, x)
@@ -357,9 +368,7 @@ def fused_add_rms_norm(
     residual both receive d(residual_out) plus the norm's input gradient.
     """
     if _native is not None:
-        for name, t in (("x", x), ("residual", residual)):
-            if not isinstance(t, torch.Tensor):
-                raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
+        _check_tensor_types(x=x, residual=residual, weight=weight)
         y, s, _ = _FUSED_ADD_RMS_NORM_FWD(x, residual, weight, _resolve_eps(eps))
         return y, s
     _check_x("x", x)

@@ -58,21 +58,34 @@ def _replacement(module: torch.nn.Module):
 def replace_rmsnorm(model: torch.nn.Module) -> int:
     """Replace, in place, every ``torch.nn.RMSNorm`` and Llama-style Hugging Face RMSNorm.
 
-    Returns how many modules were replaced. Each keeps its weight Parameter. Modules named
+    Returns how many modules were replaced (one registered in several places counts once and
+    is replaced in each by one module). Each keeps its weight Parameter. Modules named
     ``*RMSNorm`` whose computation differs (e.g. Gemma's ``x * (1 + weight)``, whose eps is
     ``eps``), and those whose weight is in a dtype the kernels do not take (float64), are
     left alone and named in a warning.
     """
-    replaced, left = 0, []
-    for parent_name, parent in list(model.named_modules()):
-        for name, child in list(parent.named_children()):
-            new = _replacement(child)
-            if new is not None:
-                setattr(parent, name, new)
-                replaced += 1
-            elif type(child).__name__.endswith("RMSNorm") and not isinstance(child, RMSNorm):
-                path = f"{parent_name}.{name}" if parent_name else name
-                left.append(f"{path} ({type(child).__name__})")
+    if _replacement(model) is not None:
+        warnings.warn(
+            f"replace_rmsnorm replaces the modules inside a model, not the model itself (a "
+            f"{type(model).__name__}); use rmsnorm_kernels.RMSNorm in its place",
+            stacklevel=2,
+        )
+    replacements, left = {}, {}  # by module: one shared in several places stays shared
+    # every place a module is registered, repeats included (named_children lists a module
+    # registered twice under one parent once)
+    for path, child in list(model.named_modules(remove_duplicate=False)):
+        if not path:
+            continue  # the model itself
+        if id(child) not in replacements:
+            replacements[id(child)] = _replacement(child)
+        new = replacements[id(child)]
+        parent_path, _, name = path.rpartition(".")
+        if new is not None:
+            setattr(model.get_submodule(parent_path), name, new)
+        elif type(child).__name__.endswith("RMSNorm") and not isinstance(child, RMSNorm):
+            left.setdefault(id(child), f"{path} ({type(child).__name__})")
+    replaced = sum(new is not None for new in replacements.values())
+    left = list(left.values())
     if left:
         warnings.warn(
             f"replace_rmsnorm left {len(left)} module(s) alone, their computation differs from "

@@ -138,6 +138,23 @@ def test_replace_leaves_different_semantics_alone_and_reports():
     assert type(model[1]) is GemmaStyleRMSNorm
 
 
+def test_replace_reaches_every_place_a_shared_norm_is_registered():
+    shared = torch.nn.RMSNorm(8)
+    model = torch.nn.Sequential(shared, shared, torch.nn.Sequential(shared))
+    x = torch.randn(3, 8)
+    expected = model(x)
+    assert rk.replace_rmsnorm(model) == 1  # one module, in three places
+    assert model[0] is model[1] is model[2][0]
+    assert isinstance(model[0], rk.RMSNorm) and model[0].weight is shared.weight
+    torch.testing.assert_close(model(x), expected)
+
+
+def test_replace_says_it_cannot_replace_the_model_itself():
+    norm = torch.nn.RMSNorm(8)
+    with pytest.warns(UserWarning, match="not the model itself"):
+        assert rk.replace_rmsnorm(norm) == 0
+
+
 def test_replaced_llama_trains_like_the_original():
     transformers = pytest.importorskip("transformers")
     config = transformers.LlamaConfig(

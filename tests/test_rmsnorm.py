@@ -566,6 +566,36 @@ def test_fused_backward_gives_two_leaves_a_buffer_each(inputs):
 
 
 @pytest.mark.parametrize("op", OPS)
+def test_a_weight_that_is_no_tensor_is_named(op):
+    x = torch.randn(2, 8, device=DEVICE)
+    call = (lambda w: rk.rms_norm(x, w)) if op == "rms_norm" else (
+        lambda w: rk.fused_add_rms_norm(x, x.clone(), w)
+    )  # fmt: skip
+    for weight in (1.0, [1.0] * 8):
+        with pytest.raises(TypeError, match="weight must be a torch.Tensor or None, got"):
+            call(weight)
+
+
+def test_unsupported_dtypes_and_layouts_are_named_as_python_names_them():
+    with pytest.raises(TypeError, match=r"dtype torch\.complex64; expected float32"):
+        rk.rms_norm(torch.randn(2, 8, dtype=torch.complex64, device=DEVICE))
+    sparse = torch.randn(4, 8).to_sparse()
+    with pytest.raises((TypeError, NotImplementedError), match="(?i)sparse"):
+        rk.rms_norm(sparse)
+
+
+def test_an_inference_mode_input_takes_a_weight_gradient():
+    """As F.rms_norm: an input made under torch.inference_mode, a weight that trains."""
+    with torch.inference_mode():
+        x = torch.randn(4, 64, device=DEVICE)
+    weight = torch.randn(64, device=DEVICE, requires_grad=True)
+    rk.rms_norm(x, weight, EPS).sum().backward()
+    reference = weight.detach().clone().requires_grad_()
+    F.rms_norm(x.clone(), (64,), reference, EPS).sum().backward()
+    torch.testing.assert_close(weight.grad, reference.grad, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("op", OPS)
 def test_double_backward_is_refused(op):
     x, residual, weight, _, _ = make_inputs(Case((2,), 64, F32, F32), requires_grad=True)
     out = (

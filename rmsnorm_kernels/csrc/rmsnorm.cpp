@@ -366,6 +366,13 @@ std::string dtype_str(at::ScalarType t) {
     case at::kChar: return "torch.int8";
     case at::kByte: return "torch.uint8";
     case at::kBool: return "torch.bool";
+    case at::kComplexHalf: return "torch.complex32";
+    case at::kComplexFloat: return "torch.complex64";
+    case at::kComplexDouble: return "torch.complex128";
+    case at::kFloat8_e4m3fn: return "torch.float8_e4m3fn";
+    case at::kFloat8_e5m2: return "torch.float8_e5m2";
+    case at::kFloat8_e4m3fnuz: return "torch.float8_e4m3fnuz";
+    case at::kFloat8_e5m2fnuz: return "torch.float8_e5m2fnuz";
     default: return std::string("torch.") + c10::toString(t);
   }
 }
@@ -633,7 +640,9 @@ struct RMSNormNode : public torch::autograd::Function<RMSNormNode> {
     static auto fwd = op<std::tuple<Tensor, Tensor>(const Tensor&, const std::optional<Tensor>&,
                                                     double)>("rmsnorm_kernels::rms_norm_fwd");
     auto [y, rstd] = fwd.call(x, weight, eps);
-    ctx->save_for_backward({x, weight.value_or(Tensor()), rstd});
+    // an inference-mode tensor (made under torch.inference_mode) cannot be saved, its copy
+    // can: F.rms_norm takes such an x where only the weight needs a gradient
+    ctx->save_for_backward({x.is_inference() ? x.clone() : x, weight.value_or(Tensor()), rstd});
     ctx->mark_non_differentiable({rstd});
     // rstd's gradient stays undefined: materialised, it would cost a zeros kernel per call
     ctx->set_materialize_grads(false);
