@@ -289,7 +289,10 @@ def run_asv(command: list[str], env: dict) -> int:
     proc = subprocess.Popen(command, env=env, start_new_session=True)
 
     def signal_group(signum):  # asv's session: its benchmark servers have groups of their own
-        for pid in [proc.pid, *session_members(proc.pid)]:
+        # asv itself only while it has not been waited for (its pid is then free for reuse;
+        # a session's id stays taken while any of its processes lives)
+        leader = [proc.pid] if proc.returncode is None else []
+        for pid in leader + [p for p in session_members(proc.pid) if p != proc.pid]:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signum)
 
