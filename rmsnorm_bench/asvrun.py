@@ -31,6 +31,7 @@ import fcntl
 import io
 import os
 import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -110,7 +111,7 @@ def check_options() -> None:
         instrument.shapes_for(phase)
 
 
-ASV_KEYWORDS = ("NEW", "ALL", "EXISTING")  # asv run's ranges that are no git revision
+ASV_KEYWORDS = ("NEW", "ALL", "EXISTING", "TAGS")  # asv run's ranges that are no git range
 
 
 def check_asv_args(asv_args: list[str], repo: Path) -> None:
@@ -123,7 +124,9 @@ def check_asv_args(asv_args: list[str], repo: Path) -> None:
     try:
         with contextlib.redirect_stderr(io.StringIO()) as err:
             ns = parser.parse_args(asv_args)
-    except SystemExit:
+    except SystemExit as stop:
+        if not stop.code:  # --help: asv printed it
+            raise
         message = err.getvalue().strip().splitlines()
         why = message[-1] if message else "asv's usage error"
         raise ValueError(f"asv refuses {' '.join(asv_args)!r}: {why}") from None
@@ -143,12 +146,16 @@ def check_asv_args(asv_args: list[str], repo: Path) -> None:
         if rev in ASV_KEYWORDS:
             continue
         if rev.startswith("HASHFILE:"):
-            path = Path(rev.partition(":")[2])
-            if not path.is_file():
+            path = rev.partition(":")[2]
+            if path != "-" and not Path(path).is_file():  # -: the hashes on standard input
                 raise ValueError(f"{rev}: no such file")
             continue
+        try:  # as asv asks git: the range split as a shell would, first parents only
+            words = shlex.split(rev)
+        except ValueError as e:
+            raise ValueError(f"range {rev!r}: {e}") from None
         git = subprocess.run(
-            ["git", "rev-list", "--max-count=1", rev, "--"],
+            ["git", "rev-list", "--first-parent", "--max-count=1", *words, "--"],
             cwd=repo, capture_output=True, text=True,
         )  # fmt: skip
         if git.returncode != 0:
@@ -378,7 +385,7 @@ def main(argv=None) -> int:
     ap.add_argument("--no-wait", action="store_true", help="refuse if another run is on")
     ap.add_argument("asv", nargs="+", metavar="ASV_COMMAND", help="run|continuous|find ARGS...")
     args = ap.parse_args(argv)
-    if not machine.NAME.match(args.machine):
+    if not machine.NAME.fullmatch(args.machine):
         ap.exit(2, f"run: machine name {args.machine!r}: {machine.NAME_RULE}\n")
     base = args.conf.resolve().parent
     try:

@@ -29,7 +29,7 @@ from . import argument_parser
 from .asvfiles import BadFile, read_json
 
 # a folder name under results/ and in asv's files: never "." or "..", nor a hidden name
-NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")  # whole names only: NAME.fullmatch
 NAME_RULE = (
     "a machine name starts with a letter or digit and holds letters, digits, '.', '_' and '-' only"
 )
@@ -131,7 +131,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     if args.gpu and not args.gpu.isdigit():
         ap.error(f"--gpu takes a GPU index, got {args.gpu!r}")
-    if args.machine and not NAME.match(args.machine):
+    if args.machine and not NAME.fullmatch(args.machine):
         ap.error(f"machine name {args.machine!r}: {NAME_RULE}")
     info = facts()
     if args.gpu:

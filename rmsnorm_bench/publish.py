@@ -67,7 +67,7 @@ def check_results(results: Path) -> list[str]:
         current = asvfiles.read_json(results / "benchmarks.json")
         if not isinstance(current, dict):
             raise asvfiles.BadFile(f"{results / 'benchmarks.json'}: not a JSON object")
-        for path in sorted(results.rglob("machine.json")):  # every one asv publish reads
+        for path in sorted(results.glob("*/machine.json")):  # each machine's, as asv reads them
             asvfiles.load_machine(path)
         runs = {f.name: asvfiles.load_runs(f) for f in sorted(results.glob("*/"))}
     except asvfiles.BadFile as e:

@@ -315,13 +315,15 @@ class FusedAddRMSNormFunction(torch.autograd.Function):
 # --------------------------------------------------------------------------------------------
 
 
-def _check_tensor_types(weight, **tensors) -> None:
-    """The compiled path's only check in Python: what the operator's schema cannot name."""
+def _type_problem(weight, **tensors) -> str | None:
+    """What the operator's schema refuses without naming it as the Python path does: asked
+    only once the operator has raised, so it costs a public call nothing."""
     for name, t in tensors.items():
         if not isinstance(t, torch.Tensor):
-            raise TypeError(f"{name} must be a torch.Tensor, got {type(t).__name__}")
+            return f"{name} must be a torch.Tensor, got {type(t).__name__}"
     if weight is not None and not isinstance(weight, torch.Tensor):
-        raise TypeError(f"weight must be a torch.Tensor or None, got {type(weight).__name__}")
+        return f"weight must be a torch.Tensor or None, got {type(weight).__name__}"
+    return None
 
 
 def _needs_autograd(x, weight, residual=None) -> bool:
@@ -340,8 +342,12 @@ def rms_norm(x: torch.Tensor, weight: torch.Tensor | None = None, eps: float | N
     read in place.
     """
     if _native is not None:  # the operator checks its inputs and flattens them itself
-        _check_tensor_types(x=x, weight=weight)
-        return _RMS_NORM_FWD(x, weight, _resolve_eps(eps))[0]
+        try:
+            return _RMS_NORM_FWD(x, weight, _resolve_eps(eps))[0]
+        except RuntimeError:  # the schema's refusal of a non-tensor: named as TypeError
+            if problem := _type_problem(weight, x=x):
+                raise TypeError(problem) from None
+            raise
     _check_x("x", x)
     _check_weight(weight, x)
     eps = _resolve_eps(eps)
@@ -368,8 +374,12 @@ def fused_add_rms_norm(
     residual both receive d(residual_out) plus the norm's input gradient.
     """
     if _native is not None:
-        _check_tensor_types(x=x, residual=residual, weight=weight)
-        y, s, _ = _FUSED_ADD_RMS_NORM_FWD(x, residual, weight, _resolve_eps(eps))
+        try:
+            y, s, _ = _FUSED_ADD_RMS_NORM_FWD(x, residual, weight, _resolve_eps(eps))
+        except RuntimeError:
+            if problem := _type_problem(weight, x=x, residual=residual):
+                raise TypeError(problem) from None
+            raise
         return y, s
     _check_x("x", x)
     _check_residual(residual, x)

@@ -35,16 +35,17 @@ fi
 
 # Runs "$@" as a child that a SIGTERM sent to the calling script reaches too (bash runs a
 # trap only once a foreground child has ended, so the child would run on alone); Ctrl-C
-# reaches it directly, as one process group, and the child handles it.
+# reaches it directly, as one process group, and the child handles it. Standard input is
+# passed on (a background job would get /dev/null).
 forward_signals() {
-  "$@" &
+  "$@" <&0 &
   local child=$! status=0
   trap 'kill -TERM "$child" 2>/dev/null' TERM
   trap ':' INT
-  while :; do
-    wait "$child" && status=0 || status=$?
-    kill -0 "$child" 2>/dev/null || break  # a trap ended the wait, not the child
+  while kill -0 "$child" 2>/dev/null; do
+    wait "$child" || :  # ended by the child's exit, or by a trap (the loop then waits on)
   done
+  wait "$child" && status=0 || status=$?  # the child's own status, kept by bash once reaped
   trap - TERM INT
   return "$status"
 }

@@ -1,7 +1,6 @@
 """scripts/run and scripts/compare under bad commits, names and signals: refused before asv
 starts (exit status 2, the problem named), and nothing of a stopped run left running."""
 
-import json
 import os
 import signal
 import subprocess
@@ -39,8 +38,26 @@ def test_asv_arguments_are_checked_before_asv_runs(args, message):
 
 
 def test_good_ranges_pass():
-    for args in (("run", "HEAD^!"), ("run", "NEW"), ("run", "HEAD~1..HEAD"), ("run",)):
+    for args in (
+        ("run", "HEAD^!"),
+        ("run", "NEW"),
+        ("run", "TAGS"),
+        ("run", "HEAD~1..HEAD"),
+        ("run", "^HEAD~2 HEAD"),  # several words, split as asv splits them for git
+        ("run", "HEAD --max-count=2"),
+        ("run", "HASHFILE:-"),  # the hashes on standard input
+        ("run", "-b", "Forward", "-b", "Backward", "HEAD^!"),
+        ("continuous", "-b", "Forward", "HEAD~1", "HEAD"),
+        ("find", "--invert", "HEAD~1..HEAD", "bench_rmsnorm.RMSNormForward.track_time"),
+        ("run",),
+    ):
         check(*args)
+
+
+def test_asv_help_is_passed_through_not_refused():
+    with pytest.raises(SystemExit) as stopped:
+        check("run", "--help")
+    assert not stopped.value.code
 
 
 def test_a_hash_file_that_exists_passes(tmp_path):
@@ -49,9 +66,9 @@ def test_a_hash_file_that_exists_passes(tmp_path):
     check("run", f"HASHFILE:{hashes}")
 
 
-@pytest.mark.parametrize("name", [".", "..", "-x", "a/b", ".hidden", ""])
+@pytest.mark.parametrize("name", [".", "..", "-x", "a/b", ".hidden", "", "h200\n"])
 def test_machine_names_that_are_no_plain_folder_name_are_refused(name, capsys):
-    assert not machine.NAME.match(name)
+    assert not machine.NAME.fullmatch(name)
     with pytest.raises(SystemExit) as stopped:
         asvrun.main([f"--machine={name}", "--", "run", "HEAD^!"])
     assert stopped.value.code == 2
@@ -92,25 +109,48 @@ def test_nothing_asv_started_outlives_the_run(tmp_path):
     assert gone(int(pid_file.read_text()))
 
 
-def test_a_sigterm_to_the_script_reaches_its_child(tmp_path):
-    """scripts/run's forward_signals: bash waits for a foreground child before it runs a
-    trap, so without it a SIGTERM ended the script and left the run going on alone."""
+def forward_signals_script(child: str) -> str:
     env_sh = (ROOT / "scripts" / "_env.sh").read_text()
     function = env_sh[env_sh.index("forward_signals() {") :]
     function = function[: function.index("\n}\n") + 3]
-    marker = tmp_path / "child-got-term"
-    child = textwrap.dedent(f"""
-        import signal, sys, time
-        def stop(signum, frame):
-            open({json.dumps(str(marker))}, "w").write("TERM")
-            sys.exit(143)
-        signal.signal(signal.SIGTERM, stop)
-        print("ready", flush=True)
-        time.sleep(60)
-    """)
-    script = f"set -euo pipefail\n{function}\nforward_signals {sys.executable} -c '{child}'\n"
-    bash = subprocess.Popen(["bash", "-c", script], stdout=subprocess.PIPE, text=True)
+    return f"set -euo pipefail\n{function}\nforward_signals {sys.executable} -c '{child}'\n"
+
+
+CHILD = """
+import signal, sys, time
+def stop(signum, frame):
+    print("got", signal.Signals(signum).name, flush=True)
+    sys.exit(7)
+signal.signal(signal.SIGTERM, stop)
+signal.signal(signal.SIGINT, stop)  # a background job starts with SIGINT ignored
+print("ready", flush=True)
+time.sleep(60)
+"""
+
+
+@pytest.mark.parametrize(
+    "signum, to_group",
+    [(signal.SIGTERM, False), (signal.SIGINT, True)],
+    ids=["SIGTERM to the script", "Ctrl-C to the process group"],
+)
+def test_a_signal_to_the_script_reaches_its_child(signum, to_group):
+    """scripts/run's forward_signals: bash waits for a foreground child before it runs a
+    trap, so without it a SIGTERM ended the script and left the run going on alone. The
+    child's own exit status comes back (7 here)."""
+    bash = subprocess.Popen(
+        ["bash", "-c", forward_signals_script(CHILD)],
+        stdout=subprocess.PIPE, text=True, start_new_session=True,
+    )  # fmt: skip
     assert bash.stdout.readline().strip() == "ready"
-    bash.send_signal(signal.SIGTERM)
-    assert bash.wait(timeout=20) == 143
-    assert marker.read_text() == "TERM"
+    if to_group:
+        os.killpg(bash.pid, signum)
+    else:
+        bash.send_signal(signum)
+    assert bash.wait(timeout=20) == 7
+    assert bash.stdout.read().strip() == f"got {signum.name}"
+
+
+def test_forward_signals_passes_status_and_standard_input_on():
+    script = forward_signals_script("import sys; sys.exit(len(sys.stdin.read()))")
+    done = subprocess.run(["bash", "-c", script], input="12345", text=True, timeout=60)
+    assert done.returncode == 5

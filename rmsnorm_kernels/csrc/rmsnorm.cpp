@@ -729,6 +729,13 @@ void vmap_unsupported(const c10::OperatorHandle& op, torch::jit::Stack*) {
                               "it normalises the last dimension of inputs of any rank"));
 }
 
+// Sparse tensors: named, as the Python path's check names them (the dispatcher would say
+// only that no kernel is registered for the sparse backend).
+void layout_unsupported(const c10::OperatorHandle& op, torch::jit::Stack*) {
+  TORCH_CHECK_TYPE(false, cat("rmsnorm_kernels (", op.schema().name(), ") takes dense "
+                   "(strided) tensors; convert a sparse one with .to_dense()"));
+}
+
 }  // namespace
 
 TORCH_LIBRARY(rmsnorm_kernels, m) {
@@ -758,6 +765,17 @@ TORCH_LIBRARY_IMPL(rmsnorm_kernels, Autograd, m) {
   m.impl("fused_add_rms_norm_fwd", &fused_add_rms_norm_fwd_autograd);
   m.impl("rms_norm_bwd", &rms_norm_bwd_autograd);
 }
+
+#define RMSNORM_KERNELS_REFUSE_LAYOUT(key)                                                 \
+  TORCH_LIBRARY_IMPL(rmsnorm_kernels, key, m) {                                           \
+    for (const char* name : {"rms_norm_fwd", "fused_add_rms_norm_fwd", "rms_norm_bwd"}) { \
+      m.impl(name, torch::CppFunction::makeFromBoxedFunction<&layout_unsupported>());    \
+    }                                                                                     \
+  }
+RMSNORM_KERNELS_REFUSE_LAYOUT(SparseCPU)
+RMSNORM_KERNELS_REFUSE_LAYOUT(SparseCUDA)
+RMSNORM_KERNELS_REFUSE_LAYOUT(SparseCsrCPU)
+RMSNORM_KERNELS_REFUSE_LAYOUT(SparseCsrCUDA)
 
 TORCH_LIBRARY_IMPL(rmsnorm_kernels, FuncTorchBatched, m) {
   for (const char* name : {"rms_norm_fwd", "fused_add_rms_norm_fwd", "rms_norm_bwd"}) {
