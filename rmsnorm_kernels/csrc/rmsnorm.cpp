@@ -691,7 +691,8 @@ struct FusedAddRMSNormNode : public torch::autograd::Function<FusedAddRMSNormNod
     ctx->save_for_backward({residual_out, weight.value_or(Tensor()), rstd});
     ctx->mark_non_differentiable({rstd});
     ctx->set_materialize_grads(false);  // an unused output's gradient stays undefined
-    ctx->saved_data["dx_copy"] = two_leaves(x, residual);
+    // recorded only where it holds (rare: leaves), so that a model's call inserts nothing
+    if (two_leaves(x, residual)) ctx->saved_data["dx_copy"] = true;
     return {y, residual_out, rstd};
   }
 
@@ -700,7 +701,7 @@ struct FusedAddRMSNormNode : public torch::autograd::Function<FusedAddRMSNormNod
     if (!dy.defined()) return {d_residual_out, d_residual_out, Tensor(), Tensor()};
     auto saved = ctx->get_saved_variables();
     bool compute_dw = saved[1].defined() && ctx->needs_input_grad(2);
-    bool dx_copy = ctx->saved_data["dx_copy"].toBool();
+    bool dx_copy = ctx->saved_data.count("dx_copy") > 0;
     auto [ds, dw, ds2] =
         backward_op(dy, saved[0], saved[1], saved[2], d_residual_out, compute_dw, dx_copy);
     // x and residual receive the same gradient, never as two views of one buffer (see
@@ -766,22 +767,18 @@ TORCH_LIBRARY_IMPL(rmsnorm_kernels, Autograd, m) {
   m.impl("rms_norm_bwd", &rms_norm_bwd_autograd);
 }
 
-#define RMSNORM_KERNELS_REFUSE_LAYOUT(key)                                                 \
+// Dispatch keys whose tensors every operator refuses, each with the refusal that says why.
+#define RMSNORM_KERNELS_REFUSE(key, refusal)                                              \
   TORCH_LIBRARY_IMPL(rmsnorm_kernels, key, m) {                                           \
     for (const char* name : {"rms_norm_fwd", "fused_add_rms_norm_fwd", "rms_norm_bwd"}) { \
-      m.impl(name, torch::CppFunction::makeFromBoxedFunction<&layout_unsupported>());    \
+      m.impl(name, torch::CppFunction::makeFromBoxedFunction<&refusal>());               \
     }                                                                                     \
   }
-RMSNORM_KERNELS_REFUSE_LAYOUT(SparseCPU)
-RMSNORM_KERNELS_REFUSE_LAYOUT(SparseCUDA)
-RMSNORM_KERNELS_REFUSE_LAYOUT(SparseCsrCPU)
-RMSNORM_KERNELS_REFUSE_LAYOUT(SparseCsrCUDA)
-
-TORCH_LIBRARY_IMPL(rmsnorm_kernels, FuncTorchBatched, m) {
-  for (const char* name : {"rms_norm_fwd", "fused_add_rms_norm_fwd", "rms_norm_bwd"}) {
-    m.impl(name, torch::CppFunction::makeFromBoxedFunction<&vmap_unsupported>());
-  }
-}
+RMSNORM_KERNELS_REFUSE(FuncTorchBatched, vmap_unsupported)
+RMSNORM_KERNELS_REFUSE(SparseCPU, layout_unsupported)
+RMSNORM_KERNELS_REFUSE(SparseCUDA, layout_unsupported)
+RMSNORM_KERNELS_REFUSE(SparseCsrCPU, layout_unsupported)
+RMSNORM_KERNELS_REFUSE(SparseCsrCUDA, layout_unsupported)
 
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, module) {
   module.def(
