@@ -1,7 +1,7 @@
 """The seed's table (op, shape, dtype, Triton us, Torch us, Torch/Triton) from asv results.
 
 usage: python -m rmsnorm_bench.report [--machine NAME] [--commit SHA] [--out DIR] [--no-plot]
-                                      [--html] [--copy-ceiling GB/s]
+                                      [--html] [--copy-ceiling GB/s] [--headline [--cases ...]]
 
 Reads results/<machine>/ (default: the machine with the newest results), takes the newest
 commit there (or --commit), and prints two Markdown tables of every case of the four suites:
@@ -19,6 +19,12 @@ The copy ceiling is what a plain copy reaches on the machine, in GB/s of bytes r
 written; a backend's percentage is its ideal bytes (instrument.ideal_bytes) per device time
 against it. --copy-ceiling gives it; by default it is COPY_CEILING_GBPS's value for the
 machine, and where none is known the percentages are n/a.
+
+--headline prints only the compact table README shows (rmsnorm_bench.headline): per op and
+case (--cases, default 1x4096, 4096x4096 and 32768x8192 bf16), the device time of ours,
+torch, torch.compile and Liger-Kernel, ours as % of the copy ceiling and the public call's
+torch/triton, under a line naming the machine, commit and versions. A case of --cases that
+ours did not measure there is refused (exit 2).
 """
 
 import html
@@ -347,7 +353,15 @@ def main(argv=None):
         "table gives each backend's percentage; default: the machine's in COPY_CEILING_GBPS "
         f"({', '.join(f'{m} {v:,.0f}' for m, v in COPY_CEILING_GBPS.items())}), else none",
     )
+    ap.add_argument("--headline", action="store_true", help="print README's compact table only")
+    ap.add_argument(
+        "--cases", help="with --headline: comma-separated cases (MxN-dtype), e.g. 1x4096-bf16"
+    )
     args = ap.parse_args(argv)
+    if args.cases is not None and not args.headline:
+        ap.error("--cases chooses the rows of --headline: give --headline")
+    if args.headline and args.out:
+        ap.error("--headline prints its table and writes no files: leave out --out")
     if args.html and not args.out:
         ap.error("--html writes index.html into --out DIR: give --out")
     if args.out and (problem := out_problem(args.out, args.results)):
@@ -355,6 +369,10 @@ def main(argv=None):
     if args.copy_ceiling is not None and not args.copy_ceiling > 0:
         ap.error(f"--copy-ceiling: expected GB/s above 0, got {args.copy_ceiling}")
     run = load(args.machine, args.commit, args.results)
+    if args.headline:
+        from .headline import print_headline
+
+        return print_headline(run, args.cases, args.copy_ceiling)
     _, md, _, _, _ = describe(run, args.copy_ceiling)
     print(md)
     if args.out:
