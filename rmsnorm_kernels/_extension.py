@@ -3,9 +3,10 @@ hand them the plans and compiled kernels they ask for; or say why not and use th
 
 When: at the first import, with ``torch.utils.cpp_extension.load``, cached under torch's
 extension folder (``TORCH_EXTENSIONS_DIR``, by default ``~/.cache/torch_extensions``) in a
-folder named by a hash of the source, the torch version and the Python version, which holds a
-copy of the source: a reinstall of the package (as asv makes for every commit it measures)
-gives the source a new time stamp but not a new copy, so ninja does not rebuild. Not at
+folder named by a hash of the source, the torch version and install folder and the Python
+version, which holds a copy of the source: a reinstall of the package (as asv makes for every
+commit it measures) gives the source a new time stamp but not a new copy, so ninja does not
+rebuild. Not at
 install: the package declares no torch dependency (installing it must never replace a
 machine's torch), so it is built against whichever torch it runs with, and a torch upgrade
 gets a build of its own instead of a stale binary. What it needs is what Triton needs at run
@@ -79,7 +80,9 @@ def _build():
     from torch.utils.cpp_extension import load as load_extension
 
     source = SOURCE.read_bytes()
-    versions = f"{torch.__version__} {sys.version}".encode()
+    # torch's folder too: the build records its include paths, and two environments of one
+    # torch version sharing a folder would each find the other's build stale and rebuild it
+    versions = f"{torch.__version__} {Path(torch.__file__).parent} {sys.version}".encode()
     name = f"rmsnorm_kernels_host_{hashlib.sha256(source + versions).hexdigest()[:16]}"
     # torch's own folder: TORCH_EXTENSIONS_DIR, else under XDG_CACHE_HOME or ~/.cache
     build = Path(os.environ.get("TORCH_EXTENSIONS_DIR") or get_default_build_root()) / name
