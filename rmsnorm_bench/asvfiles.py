@@ -128,7 +128,12 @@ def load_run(path: Path) -> dict:
 
 
 def results_files(folder: Path) -> list[Path]:
-    return sorted(f for f in Path(folder).glob("*.json") if f.name != "machine.json")
+    """A machine folder's results files: not its machine.json, nor the self-test's verdicts
+    (selftest-<commit8>.json, kept beside the results they judge)."""
+    files = Path(folder).glob("*.json")
+    return sorted(
+        f for f in files if f.name != "machine.json" and not f.name.startswith("selftest-")
+    )
 
 
 def load_runs(folder: Path) -> list:

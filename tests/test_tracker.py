@@ -807,7 +807,7 @@ def test_runs_are_measured_in_several_processes_unless_told():
 
 
 def test_the_self_test_sorts_detections_false_alarms_and_misses(tmp_path):
-    from rmsnorm_bench import selftest
+    from rmsnorm_bench.selftest import plants, verdicts
 
     def run(name, bench, values):  # ten samples around each value, as asv records them
         samples = {k: [v * (1 + 0.001 * i) for i in range(10)] for k, v in values.items()}
@@ -822,14 +822,14 @@ def test_the_self_test_sorts_detections_false_alarms_and_misses(tmp_path):
     )
     same = run("c", device, {(big, "triton"): 1e-4, (small, "triton"): 2e-6, (big, "torch"): 1e-4})
 
-    v = selftest.judge("device", old, slower, 1.05)
+    v = verdicts.judge("device", old, slower, 1.05)
     assert v.ok and len(v.detected) == 1 and big in v.detected[0]
     assert len(v.other) == 1 and "'torch'" in v.other[0]  # a peer: shown, never counted
-    missed = selftest.judge("device", old, same, 1.05)
+    missed = verdicts.judge("device", old, same, 1.05)
     assert not missed.ok and missed.missed == [f"{device}('{big}', 'triton')"]
-    alarm = selftest.judge("unchanged", old, slower, 1.05)
+    alarm = verdicts.judge("unchanged", old, slower, 1.05)
     assert not alarm.ok and len(alarm.false_alarms) == 1 and len(alarm.other) == 1
-    assert selftest.judge("unchanged", old, same, 1.05).ok
+    assert verdicts.judge("unchanged", old, same, 1.05).ok
 
     ratio = "bench_rmsnorm.RMSNormForward.track_public_ratio"  # higher is better: a drop flags
     public = "bench_rmsnorm.RMSNormForward.track_time"
@@ -843,43 +843,50 @@ def test_the_self_test_sorts_detections_false_alarms_and_misses(tmp_path):
         return {**parts[0], "results": {k: v for p in parts for k, v in p["results"].items()}}
 
     base = host_run("d", 1.2, 1e-5, 1e-5)
-    host = selftest.judge("host", base, host_run("e", 1.0, 1e-5, 1e-5), 1.05, small)
+    host = verdicts.judge("host", base, host_run("e", 1.0, 1e-5, 1e-5), 1.05, small)
     assert host.ok and len(host.detected) == 1 and ratio in host.detected[0]
-    assert selftest.judge("host", base, host_run("f", 1.2, 1.2e-5, 1e-5), 1.05, small).ok
-    risen = selftest.judge("host", host_run("g", 1.0, 1e-5, 1e-5), base, 1.05, small)
+    assert verdicts.judge("host", base, host_run("f", 1.2, 1.2e-5, 1e-5), 1.05, small).ok
+    risen = verdicts.judge("host", host_run("g", 1.0, 1e-5, 1e-5), base, 1.05, small)
     assert not risen.ok  # the ratio rose: no detection
-    peer_only = selftest.judge("host", base, host_run("h", 1.2, 1e-5, 2e-5), 1.05, small)
+    peer_only = verdicts.judge("host", base, host_run("h", 1.2, 1e-5, 2e-5), 1.05, small)
     assert not peer_only.ok and len(peer_only.other) == 1  # torch's own time is no detection
 
     # nothing that could be judged is an error, never a pass
     ratio_only = run("i", ratio, {(small, "torch"): 1.2})
-    with pytest.raises(selftest.SelfTestError, match="no gating figure"):
-        selftest.judge("unchanged", ratio_only, ratio_only, 1.05)
+    with pytest.raises(plants.SelfTestError, match="no gating figure"):
+        verdicts.judge("unchanged", ratio_only, ratio_only, 1.05)
     tiny = run("j", device, {(small, "triton"): 2e-6})
-    with pytest.raises(selftest.SelfTestError, match=">= 1M elements"):
-        selftest.judge("device", tiny, tiny, 1.05)
+    with pytest.raises(plants.SelfTestError, match=">= 1M elements"):
+        verdicts.judge("device", tiny, tiny, 1.05)
 
 
 def test_the_self_test_plants_on_scratch_commits_and_leaves_the_tree(tmp_path):
-    from rmsnorm_bench import selftest
+    from rmsnorm_bench.selftest import plants
 
     before = subprocess.run(
         ["git", "status", "--porcelain"], cwd=ROOT, capture_output=True, text=True
     ).stdout
-    base = selftest.git("rev-parse", "HEAD")
-    plant = selftest.HOST_PLANT.format(seconds=0.05)
-    planted = selftest.commit(base, "test plant", selftest.planted_init(base, plant))
-    assert selftest.git("rev-parse", f"{planted}^") == base
-    changed = selftest.git("diff", "--name-only", base, planted).split()
-    assert changed == [selftest.PACKAGE_INIT]
-    text = selftest.git("show", f"{planted}:{selftest.PACKAGE_INIT}")
+    base = plants.git("rev-parse", "HEAD")
+    plant = plants.host_plant(fraction=1.0, seconds=0.05)
+    planted = plants.commit(base, "test plant", plants.planted_init(base, plant))
+    assert plants.git("rev-parse", f"{planted}^") == base
+    changed = plants.git("diff", "--name-only", base, planted).split()
+    assert changed == [plants.PACKAGE_INIT]
+    text = plants.git("show", f"{planted}:{plants.PACKAGE_INIT}")
     calls = []
-    namespace = {name: (lambda *a, n=name: calls.append((n, a)) or n) for name in selftest.PUBLIC}
+
+    def public(*a, n):  # a call that takes 0.02 s
+        calls.append((n, a))
+        time.sleep(0.02)
+        return n
+
+    namespace = {name: (lambda *a, n=name: public(*a, n=n)) for name in plants.PUBLIC}
     exec(compile(text.split("# --- planted", 1)[1].split("\n", 1)[1], "plant", "exec"), namespace)
     start = time.perf_counter()
     assert namespace["rms_norm"](1, 2) == "rms_norm" and calls == [("rms_norm", (1, 2))]
-    assert time.perf_counter() - start >= 0.05  # the planted wait ran before the call
-    assert selftest.commit(base, "empty") != base
+    # the planted wait ran: as long again as the call (fraction 1), then the fixed 0.05 s
+    assert time.perf_counter() - start >= 0.02 * 2 + 0.05
+    assert plants.commit(base, "empty") != base
     after = subprocess.run(
         ["git", "status", "--porcelain"], cwd=ROOT, capture_output=True, text=True
     ).stdout
@@ -887,7 +894,7 @@ def test_the_self_test_plants_on_scratch_commits_and_leaves_the_tree(tmp_path):
 
 
 def test_the_device_plant_copies_rows_and_leaves_results_alone():
-    from rmsnorm_bench import selftest
+    from rmsnorm_bench.selftest import plants
 
     torch = pytest.importorskip("torch")
     import torch.nn.functional as F
@@ -903,7 +910,7 @@ def test_the_device_plant_copies_rows_and_leaves_results_alone():
         "fused_add_rms_norm": lambda x, r, w, e: (norm(x + r, w, e), x + r),
     }
     exec(
-        compile(selftest.DEVICE_PLANT.format(fraction=0.1) + selftest.WRAP, "plant", "exec"),
+        compile(plants.DEVICE_PLANT.format(fraction=0.1) + plants.WRAP, "plant", "exec"),
         namespace,
     )
     x = torch.randn(2, 10, 8, requires_grad=True)
