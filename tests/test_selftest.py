@@ -102,9 +102,10 @@ def test_the_find_plant_is_set_by_the_noise(tmp_path):
     # a proportional step (the device plant) beats a process off by step / (1 + step)
     step = find.find_step("device", measured)
     assert step / (1 + step) == pytest.approx(find.FIND_MARGIN * measured)
-    assert find.find_step("device", 0.0001) == plants.FRACTION  # never below the pair's
+    assert find.find_step("device", 0.0001) == find.FIND_FLOOR["device"]  # never below
+    assert find.find_step("host", 0.0001) == find.FIND_FLOOR["host"]
     # a fixed wait (the host plant) beats a process off by the step itself
-    assert find.find_step("host", 0.2) == pytest.approx(find.FIND_MARGIN * 0.2)
+    assert find.find_step("host", 0.8) == pytest.approx(find.FIND_MARGIN * 0.8)
     with pytest.raises(plants.SelfTestError, match="too large"):
         find.find_step("device", 0.2)  # would need more than every row copied again
     with pytest.raises(plants.SelfTestError, match="too large"):

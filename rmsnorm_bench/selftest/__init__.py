@@ -36,9 +36,8 @@ case (the peers' figures and other cases are left out: their noise would compete
 plant): in the smoke mode our forward's public time at the smallest shape, under a host
 delay of a fixed time; on GPU machines its device time at the largest shape, under the
 device plant. The plant's step is FIND_MARGIN times the noise measured above (the largest
-relative spread of that figure's samples in the current and unchanged commits), or the
-pair's plant where that is larger; a machine too noisy for that margin within FIND_CAP is
-an error (exit 2). The commit asv names is then confirmed as a user would next: measured
+relative spread of that figure's samples in the current and unchanged commits), at least
+FIND_FLOOR; a machine too noisy for that margin within FIND_CAP is an error (exit 2). The commit asv names is then confirmed as a user would next: measured
 against its parent in PROCESSES interleaved processes each, and judged by the gate. It
 passes only where asv names the planted commit (the fourth of a chain of 8) and the gate
 flags it. Every chain commit's value is printed.
