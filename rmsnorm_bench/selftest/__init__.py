@@ -16,7 +16,7 @@ leaves them), and their results are stored apart (.asv/selftest/results, never r
 - device (GPU machines): the public calls copy a tenth of x's rows (forward) and of dy's
   (backward) once more, about 10% more bytes: every gating device-time figure of a shape of
   >= 1M elements must be flagged;
-- host: each public call, once done, waits on the host a tenth of the time it took (half of
+- host: each public call, once done, waits on the host a tenth of the time it took (4 times
   it in the smoke mode, where the interpreter's time varies more): our public time, or the
   public ratio of a peer over ours, must be flagged at the smallest forward shape.
 
@@ -24,7 +24,7 @@ All of them are measured in one `asv run` with the current commit, their rounds 
 (instrument.PROCESSES processes per commit, in the order A B C ..., then ... C B A): the
 current commit is measured once for every pair, and the host's drift hits every commit
 alike. Each pair is then judged as rmsnorm_bench.regressions judges (`asv continuous`'s
-test: slower by more than --factor, 1.05 on GPU machines, 1.25 in the smoke mode, and
+test: slower by more than --factor, 1.05 on GPU machines, 2 in the smoke mode, and
 significant). Printed: per pair, the figures flagged, split into detections and false alarms
 (gating figures flagged in an unchanged pair; peers' figures flagged anywhere, and ours in
 the device pair at shapes the plant does not reach, count neither way).
@@ -37,10 +37,11 @@ plant): in the smoke mode our forward's public time at the smallest shape, under
 delay of a fixed time; on GPU machines its device time at the largest shape, under the
 device plant. The plant's step is FIND_MARGIN times the noise measured above (the largest
 relative spread of that figure's samples in the current and unchanged commits), at least
-FIND_FLOOR; a machine too noisy for that margin within FIND_CAP is an error (exit 2). The commit asv names is then confirmed as a user would next: measured
-against its parent in PROCESSES interleaved processes each, and judged by the gate. It
-passes only where asv names the planted commit (the fourth of a chain of 8) and the gate
-flags it. Every chain commit's value is printed.
+FIND_FLOOR; a machine too noisy for that margin within FIND_CAP is an error (exit 2). The
+commit asv names is then confirmed as a user would next: measured against its parent in
+PROCESSES interleaved processes each, and judged by the gate. It passes only where asv
+names the planted commit (the fourth of a chain of 8) and the gate flags it. Every chain
+commit's value is printed.
 
 On a GPU it measures a reduced matrix by default: triton and torch, 1x4096 and 16384x4096
 bf16 in every suite (RMSNORM_BENCH_BACKENDS, RMSNORM_BENCH_SHAPES and
@@ -84,7 +85,11 @@ from .plants import (
 from .verdicts import Verdict, judge, report
 
 STATE = ROOT / ".asv" / "selftest"
-FACTOR = {"cuda": 1.05, "cpu": 1.25}  # --factor's default
+# --factor's default. The smoke mode checks the gate's mechanics, not its resolution: the
+# interpreter's public time on a 2-core host with other work on it drifted by up to 1.8x
+# between processes of one code (seen here), so it flags only a doubling, and its host
+# plant (SMOKE_DELAY) makes calls 5x as long
+FACTOR = {"cuda": 1.05, "cpu": 2.0}
 # the GPU's reduced matrix: a short case where host time shows, one of >= 1M elements
 REDUCED = {
     instrument.BACKENDS_VAR: "triton,torch",
@@ -223,7 +228,7 @@ def main(argv=None) -> int:
     ap = argument_parser("rmsnorm_bench.selftest", __doc__)
     ap.add_argument("--machine", required=True, help="the machine's name (asv's --machine)")
     ap.add_argument("--conf", type=Path, default=ROOT / "asv.conf.json", help="asv's config")
-    ap.add_argument("--factor", type=float, help="the slowdown factor (1.05; smoke mode 1.25)")
+    ap.add_argument("--factor", type=float, help="the slowdown factor (1.05; smoke mode 2)")
     ap.add_argument("--pairs", type=int, default=1, help="unchanged pairs compared (1)")
     ap.add_argument("--find", action="store_true", help="also check asv find (8 commits)")
     ap.add_argument("--full", action="store_true", help="GPU: the default matrix, not the reduced")
