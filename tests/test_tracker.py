@@ -16,6 +16,7 @@ import pytest
 from rmsnorm_bench import (
     ROOT,
     asvfiles,
+    compare,
     link_torch,
     machine,
     merge,
@@ -32,6 +33,7 @@ TOOLS = [
     "asvfiles",
     "asvrun",
     "codegen",
+    "compare",
     "copy_ceiling",
     "dashboard",
     "link_torch",
@@ -721,6 +723,109 @@ def test_script_compare_refuses_what_is_not_a_commit():
     assert shell("compare").returncode == 2
     refused = shell("compare", "no-such-commit")
     assert refused.returncode == 2 and "'no-such-commit' is not a commit here" in refused.stderr
+    helped = shell("compare", "--help")
+    assert helped.returncode == 0 and helped.stdout.startswith("usage: python -m rmsnorm_bench")
+    assert "--self-test" in helped.stdout and "Exit status" in helped.stdout
+
+
+def fake_tools(monkeypatch, asv=0, gate=0):
+    """compare's tools replaced: each records its arguments and exits with the given status
+    (report's refusal: SystemExit, which must not stop the gate)."""
+    calls = {}
+
+    def tool(name, status):
+        def main(argv):
+            calls[name] = argv
+            if name == "report":
+                raise SystemExit(2)
+            return status
+
+        return type(name, (), {"main": staticmethod(main)})
+
+    for name, status in (("asvrun", asv), ("report", 0), ("regressions", gate)):
+        monkeypatch.setattr(compare, name, tool(name, status))
+    return calls
+
+
+RUN = ["--conf", "c.json", "--machine", "h200"]
+
+
+def commit(rev):
+    return subprocess.run(
+        ["git", "rev-parse", rev], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.strip()
+
+
+@pytest.mark.parametrize(
+    "asv, gate, status, said",
+    [
+        (0, 0, 0, None),
+        (1, 0, 0, "asv's comparison above flags a slowdown of some figure"),
+        (0, 1, 1, "HEAD is significantly slower than HEAD~1 in figures of this package"),
+        (1, 2, 2, "the gate could not judge (exit status 2"),
+    ],
+)
+def test_compare_exits_with_the_gates_verdict(asv, gate, status, said, monkeypatch, capsys):
+    calls = fake_tools(monkeypatch, asv, gate)
+    argv = [*RUN, "--public-time", "--cpu-affinity", "0-3", "HEAD~1", "--", "-b", "Forward"]
+    assert compare.main(argv) == status
+    err = capsys.readouterr().err
+    if said:
+        assert said in err
+    else:
+        assert "compare:" not in err
+    assert calls["asvrun"] == [
+        *RUN, "--", "continuous", "--config", "c.json", "--machine", "h200", "--factor", "1.1",
+        "--split", "--show-stderr", "--cpu-affinity", "0-3", "HEAD~1", "HEAD", "-b", "Forward",
+    ]  # fmt: skip
+    assert calls["report"] == ["--machine", "h200", "--commit", commit("HEAD"), "--no-plot"]
+    assert calls["regressions"] == [
+        "--machine", "h200", "--threshold", "1.1", "--public-time",
+        "--base", commit("HEAD~1"), "--head", commit("HEAD"),
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize("asv", [2, 143])
+def test_compare_judges_nothing_where_asv_failed(asv, monkeypatch, capsys):
+    calls = fake_tools(monkeypatch, asv)
+    assert compare.main([*RUN, "--no-wait", "--factor", "1.25", "HEAD~1", "HEAD"]) == asv
+    assert f"failed (exit status {asv}; see above): nothing judged" in capsys.readouterr().err
+    assert list(calls) == ["asvrun"] and calls["asvrun"][4] == "--no-wait"
+    assert calls["asvrun"][calls["asvrun"].index("--factor") + 1] == "1.25"
+
+
+def test_compare_find_and_self_test_run_what_they_name(monkeypatch):
+    calls = fake_tools(monkeypatch, asv=1)
+    assert compare.main([*RUN, "--find", "HEAD~3..HEAD", "bench.X.track_time", "--", "-q"]) == 1
+    assert calls["asvrun"] == [
+        *RUN, "--", "find", "--config", "c.json", "--machine", "h200", "--show-stderr",
+        "HEAD~3..HEAD", "bench.X.track_time", "-q",
+    ]  # fmt: skip
+    ran = []
+
+    def execv(path, command):
+        ran.append(command)
+        raise SystemExit(0)  # as the self-test would end
+
+    monkeypatch.setattr(compare.os, "execv", execv)
+    argv = [
+        *RUN,
+        "--factor",
+        "1.2",
+        "--cpu-affinity",
+        "0",
+        "--self-test",
+        "--find",
+        "--",
+        "-b",
+        "F",
+    ]
+    with pytest.raises(SystemExit):
+        compare.main(argv)
+    assert ran == [
+        [sys.executable, "-m", "rmsnorm_bench.selftest", *RUN, "--factor", "1.2", "--find",
+         "--", "--cpu-affinity", "0", "-b", "F"],
+    ]  # fmt: skip
 
 
 def test_script_publish_publishes_the_results(tmp_path):
