@@ -44,6 +44,9 @@ def machine(monkeypatch, device, gpu: bool) -> None:
         monkeypatch.setenv(VAR, device)
     monkeypatch.setattr(instrument, "DEVICE", "cpu" if device == "cpu" else "cuda")
     monkeypatch.setattr(torch.cuda, "is_available", lambda: gpu)
+    if not gpu:  # none for the processes a tool starts either (spread's)
+        monkeypatch.setattr(torch.cuda, "device_count", lambda: 0)
+        monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,7 @@ import time
 
 import pytest
 
-from rmsnorm_bench import ROOT, asvrun, machine
+from rmsnorm_bench import ROOT, asvrun, compare, machine
 
 
 def check(*asv_args):
@@ -79,6 +79,58 @@ def test_machine_tool_refuses_dot_dot(capsys):
     with pytest.raises(SystemExit) as stopped:
         machine.main(["--machine", ".."])
     assert stopped.value.code == 2
+
+
+@pytest.mark.parametrize(
+    "argv, message",
+    [
+        ([], "give BASE and optionally HEAD"),
+        (["HEAD~2", "HEAD~1", "HEAD"], "give BASE and optionally HEAD"),
+        (["no-such-commit"], "'no-such-commit' is not a commit here"),
+        (["HEAD", "deadbeef"], "'deadbeef' is not a commit here"),
+        (["--factor", "0.9", "HEAD"], "--factor: takes a number >= 1"),
+        (["--factor", "nan", "HEAD"], "--factor: takes a number >= 1"),
+        (["--factor", "x", "HEAD"], "--factor: takes a number >= 1"),
+        (["--machine", "..", "HEAD"], machine.NAME_RULE),
+        (["--gpu", "x", "HEAD"], "--gpu takes a GPU index, got 'x'"),
+        (["--conf", "asv.conf.json", "HEAD"], "--conf is scripts/compare's to give"),
+        (["--bogus", "HEAD"], "unrecognized arguments: --bogus"),
+        (["--self", "HEAD"], "unrecognized arguments: --self"),  # no abbreviations
+        (["HEAD", "--self-test"], "--self-test takes no BASE/HEAD (got HEAD)"),
+        (["--public-time", "--self-test"], "--public-time does not go with --self-test"),
+        (["--no-wait", "--self-test"], "--no-wait does not go with --self-test"),
+        (["--find", "HEAD~1..HEAD", "B", "HEAD"], "--find takes no BASE/HEAD (got HEAD)"),
+        (["--find", "HEAD~1", "B"], "--find needs A..B and a benchmark"),
+        (["--find", "HEAD~1..HEAD"], "--find: expected 2 arguments"),
+        (["--cpu-affinity", "0", "--find", "A..B", "B"], "asv find takes no --cpu-affinity"),
+        (["--factor", "1.1", "--find", "A..B", "B"], "--factor does not go with --find"),
+        (["--public-time", "--find", "A..B", "B"], "--public-time does not go with --find"),
+        (["--find", "A..B", "B", "--self-test"], "--self-test and --find do not go together"),
+    ],
+)
+def test_compare_refuses_what_makes_no_comparison(argv, message, monkeypatch, capsys):
+    # refused before anything is set up or run: scripts/compare checks with --check first
+    monkeypatch.setattr(compare, "status_of", lambda *a: pytest.fail("a tool ran"))
+    monkeypatch.setattr(compare.os, "execv", lambda *a: pytest.fail("the self-test ran"))
+    with pytest.raises(SystemExit) as refused:
+        compare.main(["--check", *argv])
+    err = capsys.readouterr().err
+    assert refused.value.code == 2 and message in err, err
+
+
+def test_compare_runs_only_in_the_environment_scripts_compare_sets_up(capsys):
+    with pytest.raises(SystemExit) as refused:
+        compare.main(["HEAD~1", "HEAD"])
+    assert refused.value.code == 2 and "run it as bash scripts/compare" in capsys.readouterr().err
+
+
+def test_compare_check_prints_what_scripts_env_sh_reads(capsys):
+    assert (
+        compare.main(["--check", "--machine", "h200", "--gpu", "1", "HEAD~1", "--", "-b", "x"]) == 0
+    )
+    assert capsys.readouterr().out == "machine=h200\ngpu=1\n"
+    assert compare.main(["--check", "--self-test", "--pairs", "2"]) == 0
+    assert capsys.readouterr().out == "machine=''\ngpu=''\n"
 
 
 def gone(pid: int, seconds: float = 10) -> bool:

@@ -65,7 +65,7 @@ def test_compile_fullgraph_matches_eager():
         torch.testing.assert_close(a, b, **tolerance(torch.float32), msg=name)
 
 
-@pytest.mark.skipif(DEVICE == "cpu", reason="CUDA graphs need a GPU")
+@pytest.mark.gpu("CUDA graphs")
 def test_cuda_graph_capture_and_replay():
     x, r, w = _inputs(64, 4096, torch.bfloat16)
     static = [t.detach().clone().requires_grad_() for t in (x, r, w)]
@@ -138,10 +138,10 @@ def test_replace_leaves_different_semantics_alone_and_reports():
     assert type(model[1]) is GemmaStyleRMSNorm
 
 
-def test_replace_reaches_every_place_a_shared_norm_is_registered():
-    shared = torch.nn.RMSNorm(8)
+def test_replace_reaches_every_place_a_shared_norm_is_registered(device):
+    shared = torch.nn.RMSNorm(8, device=device)
     model = torch.nn.Sequential(shared, shared, torch.nn.Sequential(shared))
-    x = torch.randn(3, 8)
+    x = torch.randn(3, 8, device=device)
     expected = model(x)
     assert rk.replace_rmsnorm(model) == 1  # one module, in three places
     assert model[0] is model[1] is model[2][0]

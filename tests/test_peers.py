@@ -19,6 +19,8 @@ import torch
 
 from rmsnorm_bench import instrument
 
+from .conftest import GPU
+
 SHAPES = [instrument.Shape(16, 1000, "f32"), instrument.Shape(3, 256, "bf16")]
 
 QUACK_RMSNORM = '''
@@ -146,8 +148,10 @@ def test_quack_without_residual_support_skips_fused_add(tmp_path, isolated_impor
 
 
 def test_quack_absent_is_skipped_with_the_reason(tmp_path, isolated_imports, monkeypatch):
-    # a quack whose import fails as it does without cutlass (nvidia-cutlass-dsl)
-    files = {"quack/__init__.py": "import cutlass.cute\n"}
+    # a quack whose import fails as it does without cutlass (nvidia-cutlass-dsl), also on a
+    # machine that has cutlass
+    missing = "raise ModuleNotFoundError(\"No module named 'cutlass'\", name='cutlass')\n"
+    files = {"quack/__init__.py": missing}
     monkeypatch.syspath_prepend(str(write_package(tmp_path / "broken", files)))
     with pytest.raises(instrument.Unavailable, match="quack .* not installed.*cutlass"):
         instrument._quack("rms_norm")
@@ -189,11 +193,13 @@ def test_flydsl_shadowed_by_another_kernels_package(flydsl_root, tmp_path, monke
         instrument._flydsl("rms_norm")
 
 
-def test_gpu_only_peers_are_skipped_with_reasons_on_the_cpu(flydsl_root, monkeypatch):
+def test_gpu_only_peers_are_skipped_with_reasons_on_the_cpu(flydsl_root, smoke_mode, monkeypatch):
+    # the CPU smoke mode (made so by hand on a GPU machine): refused before any import
     monkeypatch.delenv(instrument.BACKENDS_VAR, raising=False)
     for name in ("torch_compile", "liger", "quack", "flydsl"):
         with pytest.raises(instrument.Unavailable, match="GPUs only"):
             instrument.make_backend(name, "fused_add")
+    assert not [m for m in sys.modules if m.split(".")[0] in ("quack", "liger_kernel", "kernels")]
     # on a CUDA machine FlyDSL is skipped before anything is imported
     monkeypatch.setattr(instrument, "DEVICE", "cuda")
     monkeypatch.setattr(torch.version, "hip", None)
@@ -281,7 +287,7 @@ def test_liger_fused_add_passes_validation_for_real(monkeypatch):
     from liger_kernel.ops import fused_add_rms_norm as liger
 
     shapes = [*SHAPES, instrument.Shape(4, 4096, "bf16")]
-    if instrument.DEVICE == "cpu":
+    if not GPU:  # Triton's interpreter
         import triton.language as tl
         from triton.runtime import interpreter
 

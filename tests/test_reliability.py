@@ -422,3 +422,13 @@ def test_scripts_run_refuses_an_unknown_backend_and_changes_nothing():
         ["git", "status", "--porcelain", "results", "html"], cwd=ROOT, capture_output=True
     ).stdout
     assert after == tracked
+
+
+def test_scripts_compare_runs_in_the_environment_it_set_up_and_judges_nothing_refused():
+    # checked, set up (scripts/_env.sh), then run as python -m rmsnorm_bench.compare with the
+    # machine's config: asvrun refuses before asv starts, and nothing is judged
+    env = {**os.environ, common.BACKENDS_VAR: "tritn"}
+    done = shell("compare", "HEAD~1", "HEAD", env=env, timeout=600)
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert "unknown backend(s) 'tritn'" in done.stderr
+    assert "compare: failed (exit status 2; see above): nothing judged" in done.stderr

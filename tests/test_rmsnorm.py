@@ -356,7 +356,7 @@ def test_new_m_does_not_build_another_plan():
     assert _plan.backward_plan.cache_info().misses == 1
 
 
-@pytest.mark.skipif(DEVICE == "cpu", reason="the interpreter compiles nothing; needs a GPU")
+@pytest.mark.gpu("the interpreter compiles nothing")
 def test_triton_compiles_once_per_variant_on_gpu():
     from rmsnorm_kernels._kernels import _rms_norm_bwd_kernel, _rms_norm_fwd_kernel
 
@@ -388,7 +388,7 @@ def test_triton_compiles_once_per_variant_on_gpu():
     assert compiled() == before
 
 
-@pytest.mark.skipif(DEVICE == "cpu", reason="the interpreter launches no compiled kernels")
+@pytest.mark.gpu("the interpreter launches no compiled kernels")
 def test_a_variant_is_compiled_once_per_specialisation(monkeypatch):
     """A new M reuses the variant (integers are unspecialised); a pointer 2 bytes off 16-byte
     alignment is a variant of its own, compiled once; results are right in every case."""
@@ -660,7 +660,7 @@ def test_bad_input_names_the_problem(make, error, message):
         make()
 
 
-@pytest.mark.skipif(DEVICE == "cpu", reason="needs a GPU to put tensors on two devices")
+@pytest.mark.gpu("to put tensors on two devices")
 def test_tensors_on_different_devices():
     with pytest.raises(ValueError, match="weight is on cpu but x is on cuda"):
         rk.rms_norm(_t(2, 8), torch.ones(8))
@@ -668,20 +668,23 @@ def test_tensors_on_different_devices():
         rk.fused_add_rms_norm(_t(2, 8), torch.ones(2, 8))
 
 
-@pytest.mark.skipif(DEVICE != "cpu", reason="checks the CPU-without-interpreter error")
 def test_cpu_tensors_without_interpreter(monkeypatch):
-    monkeypatch.setattr(ops, "_INTERPRETING", False)
-    if ops._native is not None:
-        _extension._configure(ops._native, interpreting=False)
+    """A CPU tensor where Triton's interpreter is off: so on a GPU machine; made so for both
+    host paths otherwise."""
+    turned_off = ops._INTERPRETING
+    if turned_off:
+        monkeypatch.setattr(ops, "_INTERPRETING", False)
+        if ops._native is not None:
+            _extension._configure(ops._native, interpreting=False)
     try:
         with pytest.raises(ValueError, match="x is a CPU tensor but Triton's interpreter is off"):
-            rk.rms_norm(_t(2, 8))
+            rk.rms_norm(torch.randn(2, 8))
     finally:
-        if ops._native is not None:
+        if turned_off and ops._native is not None:
             _extension._configure(ops._native, interpreting=True)
 
 
-@pytest.mark.skipif(DEVICE != "cpu", reason="on a GPU machine the CPU tensor is the mismatch")
+@pytest.mark.interpreter("on a GPU machine the CPU tensor x is refused first")
 def test_tensors_on_different_devices_cpu_and_meta():
     with pytest.raises(ValueError, match="weight is on meta but x is on cpu"):
         rk.rms_norm(_t(2, 8), torch.ones(8, device="meta"))

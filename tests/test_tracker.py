@@ -16,6 +16,7 @@ import pytest
 from rmsnorm_bench import (
     ROOT,
     asvfiles,
+    compare,
     link_torch,
     machine,
     merge,
@@ -27,11 +28,14 @@ from rmsnorm_bench import (
 )
 from rmsnorm_bench import instrument as common
 
+from .conftest import cpu_path_env
+
 COLUMNS = ["result", "params", "version", "started_at", "duration"]
 TOOLS = [
     "asvfiles",
     "asvrun",
     "codegen",
+    "compare",
     "copy_ceiling",
     "dashboard",
     "link_torch",
@@ -119,7 +123,7 @@ def test_short_calls_are_captured_several_times_per_graph():
 
 
 def test_torch_compile_adapter_compiles_one_graph_that_computes_right():
-    # The GPU-only adapter, run in a fresh process as asv's are (its set-up once failed there
+    # The GPU-only adapter, run in a fresh process as asv's are, on the CPU path on any machine (its set-up once failed there
     # only: a torch submodule that this test process had already imported). On the CPU its
     # graph is compiled by AOT autograd with fullgraph=True (a graph break fails), without
     # inductor's C++ build; then validated against the fp32 reference, and its timed backward
@@ -148,8 +152,7 @@ for op in instrument.OPS:
     assert counters["stats"]["unique_graphs"] == graphs + 2, dict(counters["stats"])
 print("compiled", dict(counters["stats"]))
 """
-    env = {k: v for k, v in os.environ.items() if k != common.BACKENDS_VAR}
-    env["TRITON_INTERPRET"] = "1"
+    env = {k: v for k, v in cpu_path_env().items() if k != common.BACKENDS_VAR}
     done = subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True
     )
@@ -626,13 +629,13 @@ def test_publish_into_the_vendor_folders_dashboard_keeps_it(tmp_path):
         publish.check_branches(["HEAD", "no-such-branch"])
 
 
-def test_machine_names_facts_and_registers_them(tmp_path):
+def test_machine_names_facts_and_registers_them(tmp_path, no_gpu):
     gpu = {"gpu": "NVIDIA H200", "gpu_count": "1", "torch": "2", "triton": "3"}
     assert machine.default_name(gpu) == "nvidia-h200"
     assert machine.default_name(gpu, "3") == "nvidia-h200-gpu3"
     assert machine.default_name({"gpu": "none", "gpu_count": "0"}) == "cpu-smoke"
     facts = machine.facts()
-    assert facts["gpu_count"] == "0" and facts["gpu"] == "none"  # this is the CPU run
+    assert facts["gpu_count"] == "0" and facts["gpu"] == "none"  # a machine without a GPU
     assert facts["cpu"] and int(facts["num_cpu"]) == os.cpu_count()  # asv's own fields
     cpuinfo = tmp_path / "cpuinfo"
     cpuinfo.write_text("processor\t: 0\nmodel name\t: Intel(R)  Xeon(R) Platinum 8480C\n")
@@ -646,6 +649,34 @@ def test_machine_names_facts_and_registers_them(tmp_path):
     saved = json.loads(path.read_text())
     assert saved["h200"] == entry == {"note": "kept", "machine": "h200", **gpu}
     assert saved["other"] == {"machine": "other"} and saved["version"] == 1
+
+
+def test_machine_prints_the_smoke_mode_without_a_gpu(no_gpu, capsys):
+    assert machine.main([]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert "machine=cpu-smoke" in out and "device=cpu" in out
+
+
+def test_a_gpu_machine_is_named_after_its_gpu_and_measured_on_it(monkeypatch, capsys):
+    # a CUDA machine made by hand (the facts asv records of it): the same on either machine
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 8)
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
+    props = type("Props", (), {"name": "NVIDIA H200"})
+    monkeypatch.setattr(torch.cuda, "get_device_properties", lambda index: props)
+    monkeypatch.setattr(torch.version, "hip", None)
+    monkeypatch.setattr(torch.version, "cuda", "12.8")
+    smi = type("Done", (), {"stdout": "570.86.15\n"})
+    monkeypatch.setattr(machine.subprocess, "run", lambda *a, **k: smi)
+    facts = machine.facts()
+    assert (facts["gpu"], facts["gpu_count"], facts["cuda"]) == ("NVIDIA H200", "8", "12.8")
+    assert facts["driver"] == "570.86.15" and "rocm" not in facts
+    assert machine.main(["--gpu", "3"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert "machine=nvidia-h200-gpu3" in out and "device=cuda" in out
+    assert '"gpu_index": "3"' in next(line for line in out if line.startswith("facts="))
 
 
 def test_link_torch_writes_the_folders_it_is_given(tmp_path, monkeypatch):
@@ -721,6 +752,109 @@ def test_script_compare_refuses_what_is_not_a_commit():
     assert shell("compare").returncode == 2
     refused = shell("compare", "no-such-commit")
     assert refused.returncode == 2 and "'no-such-commit' is not a commit here" in refused.stderr
+    helped = shell("compare", "--help")
+    assert helped.returncode == 0 and helped.stdout.startswith("usage: python -m rmsnorm_bench")
+    assert "--self-test" in helped.stdout and "Exit status" in helped.stdout
+
+
+def fake_tools(monkeypatch, asv=0, gate=0):
+    """compare's tools replaced: each records its arguments and exits with the given status
+    (report's refusal: SystemExit, which must not stop the gate)."""
+    calls = {}
+
+    def tool(name, status):
+        def main(argv):
+            calls[name] = argv
+            if name == "report":
+                raise SystemExit(2)
+            return status
+
+        return type(name, (), {"main": staticmethod(main)})
+
+    for name, status in (("asvrun", asv), ("report", 0), ("regressions", gate)):
+        monkeypatch.setattr(compare, name, tool(name, status))
+    return calls
+
+
+RUN = ["--conf", "c.json", "--machine", "h200"]
+
+
+def commit(rev):
+    return subprocess.run(
+        ["git", "rev-parse", rev], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.strip()
+
+
+@pytest.mark.parametrize(
+    "asv, gate, status, said",
+    [
+        (0, 0, 0, None),
+        (1, 0, 0, "asv's comparison above flags a slowdown of some figure"),
+        (0, 1, 1, "HEAD is significantly slower than HEAD~1 in figures of this package"),
+        (1, 2, 2, "the gate could not judge (exit status 2"),
+    ],
+)
+def test_compare_exits_with_the_gates_verdict(asv, gate, status, said, monkeypatch, capsys):
+    calls = fake_tools(monkeypatch, asv, gate)
+    argv = [*RUN, "--public-time", "--cpu-affinity", "0-3", "HEAD~1", "--", "-b", "Forward"]
+    assert compare.main(argv) == status
+    err = capsys.readouterr().err
+    if said:
+        assert said in err
+    else:
+        assert "compare:" not in err
+    assert calls["asvrun"] == [
+        *RUN, "--", "continuous", "--config", "c.json", "--machine", "h200", "--factor", "1.1",
+        "--split", "--show-stderr", "--cpu-affinity", "0-3", "HEAD~1", "HEAD", "-b", "Forward",
+    ]  # fmt: skip
+    assert calls["report"] == ["--machine", "h200", "--commit", commit("HEAD"), "--no-plot"]
+    assert calls["regressions"] == [
+        "--machine", "h200", "--threshold", "1.1", "--public-time",
+        "--base", commit("HEAD~1"), "--head", commit("HEAD"),
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize("asv", [2, 143])
+def test_compare_judges_nothing_where_asv_failed(asv, monkeypatch, capsys):
+    calls = fake_tools(monkeypatch, asv)
+    assert compare.main([*RUN, "--no-wait", "--factor", "1.25", "HEAD~1", "HEAD"]) == asv
+    assert f"failed (exit status {asv}; see above): nothing judged" in capsys.readouterr().err
+    assert list(calls) == ["asvrun"] and calls["asvrun"][4] == "--no-wait"
+    assert calls["asvrun"][calls["asvrun"].index("--factor") + 1] == "1.25"
+
+
+def test_compare_find_and_self_test_run_what_they_name(monkeypatch):
+    calls = fake_tools(monkeypatch, asv=1)
+    assert compare.main([*RUN, "--find", "HEAD~3..HEAD", "bench.X.track_time", "--", "-q"]) == 1
+    assert calls["asvrun"] == [
+        *RUN, "--", "find", "--config", "c.json", "--machine", "h200", "--show-stderr",
+        "HEAD~3..HEAD", "bench.X.track_time", "-q",
+    ]  # fmt: skip
+    ran = []
+
+    def execv(path, command):
+        ran.append(command)
+        raise SystemExit(0)  # as the self-test would end
+
+    monkeypatch.setattr(compare.os, "execv", execv)
+    argv = [
+        *RUN,
+        "--factor",
+        "1.2",
+        "--cpu-affinity",
+        "0",
+        "--self-test",
+        "--find",
+        "--",
+        "-b",
+        "F",
+    ]
+    with pytest.raises(SystemExit):
+        compare.main(argv)
+    assert ran == [
+        [sys.executable, "-m", "rmsnorm_bench.selftest", *RUN, "--factor", "1.2", "--find",
+         "--", "--cpu-affinity", "0", "-b", "F"],
+    ]  # fmt: skip
 
 
 def test_script_publish_publishes_the_results(tmp_path):
