@@ -125,7 +125,7 @@ def test_replace_torch_rmsnorm_keeps_parameters():
 
 def test_replace_leaves_float64_norms_alone_and_names_them():
     model = torch.nn.Sequential(torch.nn.RMSNorm(8, dtype=torch.float64), torch.nn.RMSNorm(8))
-    with pytest.warns(UserWarning, match=r"0 \(RMSNorm\)"):
+    with pytest.warns(UserWarning, match=r"0 \(RMSNorm: its weight is torch.float64"):
         assert rk.replace_rmsnorm(model) == 1
     x = torch.randn(2, 8, dtype=torch.float64)
     torch.testing.assert_close(model[0](x), torch.nn.functional.rms_norm(x, (8,), model[0].weight))
@@ -133,9 +133,136 @@ def test_replace_leaves_float64_norms_alone_and_names_them():
 
 def test_replace_leaves_different_semantics_alone_and_reports():
     model = torch.nn.Sequential(torch.nn.RMSNorm(8), GemmaStyleRMSNorm(8))
-    with pytest.warns(UserWarning, match=r"left 1 module\(s\) alone.*1 \(GemmaStyleRMSNorm\)"):
+    with pytest.warns(UserWarning, match=r"left 1 module\(s\) alone.*1 \(GemmaStyleRMSNorm: "):
         assert rk.replace_rmsnorm(model) == 1
     assert type(model[1]) is GemmaStyleRMSNorm
+
+
+class CopiedLlamaRMSNorm(torch.nn.Module):
+    """transformers' LlamaRMSNorm, as its copies in other models have it (names aside)."""
+
+    def __init__(self, hidden_size, eps=1e-6):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.ones(hidden_size))
+        self.variance_epsilon = eps
+
+    def forward(self, hidden_states):
+        input_dtype = hidden_states.dtype
+        hidden_states = hidden_states.to(torch.float32)
+        variance = hidden_states.pow(2).mean(-1, keepdim=True)
+        hidden_states = hidden_states * torch.rsqrt(variance + self.variance_epsilon)
+        return self.weight * hidden_states.to(input_dtype)
+
+    def extra_repr(self):
+        return f"{tuple(self.weight.shape)}, eps={self.variance_epsilon}"
+
+
+class Olmo2StyleRMSNorm(CopiedLlamaRMSNorm):
+    """The product in float32, cast once: Llama's code but for the last line."""
+
+    def forward(self, hidden_states):
+        input_dtype = hidden_states.dtype
+        hidden_states = hidden_states.to(torch.float32)
+        variance = hidden_states.pow(2).mean(-1, keepdim=True)
+        hidden_states = hidden_states * torch.rsqrt(variance + self.variance_epsilon)
+        return (self.weight * hidden_states).to(input_dtype)
+
+
+class Doubled(torch.nn.RMSNorm):  # the issue's example: no "RMSNorm" in its name
+    def forward(self, x):
+        return super().forward(x) * 2
+
+
+class WithNorm(torch.nn.RMSNorm):  # a method forward does not call may still be called
+    def _norm(self, x):
+        return x * 2
+
+
+class WithCall(torch.nn.RMSNorm):
+    def __call__(self, x):
+        return super().__call__(x) * 2
+
+
+class Described(torch.nn.RMSNorm):  # construction and text only: the same computation
+    def __init__(self, n, eps=None):
+        super().__init__(n, eps)
+        self.note = "mine"
+
+    def extra_repr(self):
+        return "described"
+
+
+def _left_alone(model, why):
+    """replace_rmsnorm replaces nothing, names the module and why, and the output stays."""
+    x = torch.randn(3, 8)
+    expected = model(x)
+    with pytest.warns(UserWarning, match=why):
+        assert rk.replace_rmsnorm(model) == 0
+    torch.testing.assert_close(model(x), expected)
+
+
+@pytest.mark.parametrize(
+    "norm,why",
+    [
+        (Doubled(8), r"0 \(Doubled: Doubled.forward may change"),
+        (WithNorm(8), r"WithNorm._norm may change"),
+        (WithCall(8), r"WithCall.__call__ may change"),
+        (Olmo2StyleRMSNorm(8), r"Olmo2StyleRMSNorm: its forward is not torch.nn.RMSNorm's"),
+    ],
+)
+def test_replace_leaves_subclasses_that_compute_otherwise_alone(norm, why):
+    with torch.no_grad():
+        norm.weight.uniform_(0.5, 1.5)
+    _left_alone(torch.nn.Sequential(norm), why)
+
+
+def test_replace_leaves_hooks_parametrizations_and_patched_forwards_alone():
+    hooked = torch.nn.RMSNorm(8)
+    hooked.register_forward_hook(lambda module, args, out: out * 3)
+    _left_alone(torch.nn.Sequential(hooked), r"it has hooks \(forward_hooks\)")
+
+    class Scaled(torch.nn.Module):
+        def forward(self, w):
+            return w * 2
+
+    parametrized = torch.nn.RMSNorm(8)
+    torch.nn.utils.parametrize.register_parametrization(parametrized, "weight", Scaled())
+    _left_alone(torch.nn.Sequential(parametrized), r"ParametrizedRMSNorm.weight may change")
+
+    patched = torch.nn.RMSNorm(8)
+    patched.forward = lambda x: x * 4
+    _left_alone(torch.nn.Sequential(patched), "its instance has a forward of its own")
+
+    extra = CopiedLlamaRMSNorm(8)
+    extra.register_buffer("scale", torch.ones(8))
+    _left_alone(torch.nn.Sequential(extra), "it holds scale beyond its weight")
+
+
+def test_replace_takes_subclasses_that_only_describe_themselves_and_copies_of_llamas():
+    model = torch.nn.Sequential(Described(8, eps=1e-5), CopiedLlamaRMSNorm(8, eps=1e-5))
+    with torch.no_grad():
+        for norm in model:
+            norm.weight.uniform_(0.5, 1.5)
+    x = torch.randn(3, 8)
+    expected = model(x)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert rk.replace_rmsnorm(model) == 2
+    assert isinstance(model[0], rk.RMSNorm) and model[0].eps == 1e-5
+    assert model[1].variance_epsilon == 1e-5
+    torch.testing.assert_close(model(x), expected, **tolerance(torch.float32))
+
+
+def test_replace_tells_transformers_norms_apart_by_their_code():
+    pytest.importorskip("transformers")
+    # Mistral's is a copy of Llama's; Olmo2's casts after the product
+    from transformers.models.mistral.modeling_mistral import MistralRMSNorm
+    from transformers.models.olmo2.modeling_olmo2 import Olmo2RMSNorm
+
+    model = torch.nn.Sequential(MistralRMSNorm(8), Olmo2RMSNorm(8))
+    with pytest.warns(UserWarning, match=r"1 \(Olmo2RMSNorm: its forward is not"):
+        assert rk.replace_rmsnorm(model) == 1
+    assert isinstance(model[0], rk.RMSNorm) and type(model[1]) is Olmo2RMSNorm
 
 
 def test_replace_reaches_every_place_a_shared_norm_is_registered():
