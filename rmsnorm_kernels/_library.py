@@ -16,6 +16,7 @@ from .ops import (
     _check_weight,
     _check_x,
     _native,
+    _resolve_eps,
     _rows,
     rms_norm_backward,
     rms_norm_forward,
@@ -58,9 +59,21 @@ if _native is not None:
     _register_native_fakes()
 
 
+def _checked(x, weight, eps, residual=None):
+    """The Python path's operators check their inputs, as csrc/rmsnorm.cpp's do: the public
+    functions check before they call them, but TorchScript and direct calls reach them
+    unchecked. Returns (weight made contiguous, eps)."""
+    _check_x("x", x)
+    if residual is not None:
+        _check_residual(residual, x)
+    _check_weight(weight, x)
+    return (None if weight is None else weight.contiguous()), _resolve_eps(eps)
+
+
 def _define_python_ops() -> None:
     @torch.library.custom_op("rmsnorm_kernels::rms_norm_fwd", mutates_args=())
     def rms_norm_fwd(x: Tensor, weight: Tensor | None, eps: float) -> tuple[Tensor, Tensor]:
+        weight, eps = _checked(x, weight, eps)
         y, _, rstd = rms_norm_forward(_rows(x), weight, eps)
         return y, rstd
 
@@ -72,6 +85,7 @@ def _define_python_ops() -> None:
     def fused_add_rms_norm_fwd(
         x: Tensor, residual: Tensor, weight: Tensor | None, eps: float
     ) -> tuple[Tensor, Tensor, Tensor]:
+        weight, eps = _checked(x, weight, eps, residual)
         y, residual_out, rstd = rms_norm_forward(_rows(x), weight, eps, residual=_rows(residual))
         return y, residual_out, rstd
 

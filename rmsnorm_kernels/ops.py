@@ -353,7 +353,9 @@ def rms_norm(x: torch.Tensor, weight: torch.Tensor | None = None, eps: float | N
     eps = _resolve_eps(eps)
     if weight is not None:
         weight = weight.contiguous()
-    if torch.compiler.is_compiling():  # the custom op: traced without a graph break
+    # torch.compile and torch.jit.trace record the custom op (the launchers would see traced
+    # sizes, not ints)
+    if torch.compiler.is_compiling() or torch.jit.is_tracing():
         y, _ = torch.ops.rmsnorm_kernels.rms_norm_fwd(_rows(x), weight, eps)
     elif _needs_autograd(x, weight):
         return RMSNormFunction.apply(x, weight, eps)
@@ -387,7 +389,7 @@ def fused_add_rms_norm(
     eps = _resolve_eps(eps)
     if weight is not None:
         weight = weight.contiguous()
-    if torch.compiler.is_compiling():
+    if torch.compiler.is_compiling() or torch.jit.is_tracing():
         y, s, _ = torch.ops.rmsnorm_kernels.fused_add_rms_norm_fwd(
             _rows(x), _rows(residual), weight, eps
         )

@@ -17,7 +17,7 @@ import warnings
 
 import torch
 
-from .modules import RMSNorm
+from .modules import RMSNorm, _is_scripting, _scripted_rms_norm
 
 
 class LlamaStyleRMSNorm(RMSNorm):
@@ -34,6 +34,8 @@ class LlamaStyleRMSNorm(RMSNorm):
             xf = x.float()
             normalized = xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + self.eps)
             return self.weight * normalized.to(x.dtype)
+        if _is_scripting():  # TorchScript compiles no super()
+            return _scripted_rms_norm(x, self.weight, self.normalized_shape, self.eps)
         return super().forward(x)
 
     @property

@@ -96,6 +96,104 @@ def test_cuda_graph_capture_and_replay():
 
 
 # ---------------------------------------------------------------------------------------------
+# TorchScript: the modules script and trace on both host paths (CI runs this file on each)
+# ---------------------------------------------------------------------------------------------
+
+MODULES = {
+    "RMSNorm": lambda: rk.RMSNorm(8),
+    "RMSNorm of two dims": lambda: rk.RMSNorm([3, 8], eps=1e-5),
+    "RMSNorm without weight": lambda: rk.RMSNorm(8, elementwise_affine=False),
+    "FusedAddRMSNorm": lambda: rk.FusedAddRMSNorm(8),
+}
+
+
+def _module_and_inputs(name):
+    module = MODULES[name]()
+    if module.weight is not None:
+        with torch.no_grad():
+            module.weight.uniform_(0.5, 1.5)
+    g = torch.Generator().manual_seed(5)
+    x = torch.randn(2, 3, 8, generator=g).to(DEVICE)
+    args = (x, torch.randn(2, 3, 8, generator=g).to(DEVICE)) if "Fused" in name else (x,)
+    return module.to(DEVICE), args
+
+
+def _outputs_and_grads(module, args):
+    leaves = [a.detach().clone().requires_grad_() for a in args]
+    out = module(*leaves)
+    out = out if isinstance(out, tuple) else (out,)
+    sum((o.float() * (i + 1)).sum() for i, o in enumerate(out)).backward()
+    grads = [leaf.grad for leaf in leaves] + [p.grad.clone() for p in module.parameters()]
+    for p in module.parameters():
+        p.grad = None
+    return [o.detach() for o in out], grads
+
+
+@pytest.mark.parametrize("how", ["script", "trace"])
+@pytest.mark.parametrize("name", list(MODULES))
+def test_modules_script_and_trace_like_eager(name, how, tmp_path):
+    module, args = _module_and_inputs(name)
+    expected = _outputs_and_grads(module, args)
+    jitted = torch.jit.script(module) if how == "script" else torch.jit.trace(module, args)
+    for got, want in zip(_outputs_and_grads(jitted, args), expected, strict=True):
+        for a, b in zip(got, want, strict=True):
+            torch.testing.assert_close(a, b, **tolerance(torch.float32))
+    torch.jit.save(jitted, tmp_path / "module.pt")  # and it loads in a process with the ops
+    loaded = torch.jit.load(tmp_path / "module.pt")
+    for a, b in zip(_outputs_and_grads(loaded, args)[0], expected[0], strict=True):
+        torch.testing.assert_close(a, b, **tolerance(torch.float32))
+
+
+JIT_ERRORS = (torch.jit.Error, RuntimeError)  # how TorchScript raises what the code raised
+
+
+def test_scripted_modules_refuse_what_eager_ones_refuse():
+    scripted = torch.jit.script(rk.RMSNorm(8).to(DEVICE))
+    for bad, problem in (
+        (torch.randn(2, 7), r"trailing dims are \[8\], got \[2, 7\]"),
+        (torch.randn(2, 8, dtype=torch.float64), "x has dtype torch.float64"),
+    ):
+        with pytest.raises(JIT_ERRORS, match=problem):
+            scripted(bad.to(DEVICE))
+    fused = torch.jit.script(rk.FusedAddRMSNorm(8).to(DEVICE))
+    with pytest.raises(JIT_ERRORS, match=r"residual has shape \[2, 4\]"):
+        fused(torch.randn(2, 8, device=DEVICE), torch.randn(2, 4, device=DEVICE))
+    negative = rk.RMSNorm(8, eps=-1.0).to(DEVICE)
+    with pytest.raises(JIT_ERRORS, match="eps must be a non-negative number"):
+        torch.jit.script(negative)(torch.randn(2, 8, device=DEVICE))
+
+
+def test_the_operators_check_their_inputs_on_both_host_paths():
+    # TorchScript calls them directly: on the Python path they checked nothing, and a weight
+    # of the wrong length was read past its end
+    x = torch.randn(4, 8, device=DEVICE)
+    with pytest.raises(ValueError, match=r"weight has shape \(7,\)"):
+        OPS.rms_norm_fwd(x, torch.ones(7, device=DEVICE), 1e-6)
+    with pytest.raises(ValueError, match="eps must be a non-negative number"):
+        OPS.rms_norm_fwd(x, None, -1.0)
+    with pytest.raises(ValueError, match="residual has shape"):
+        OPS.fused_add_rms_norm_fwd(x, x[:2], None, 1e-6)
+    strided = torch.randn(16, device=DEVICE)[::2]  # a weight read with its stride
+    y, _ = OPS.rms_norm_fwd(x, strided, 1e-6)
+    torch.testing.assert_close(y, torch.nn.functional.rms_norm(x, (8,), strided, 1e-6))
+
+
+def test_scripted_default_eps_is_float32s():
+    from rmsnorm_kernels import modules, ops
+
+    assert modules._scripted_eps(None) == ops.F32_EPS == torch.finfo(torch.float32).eps
+
+
+def test_a_model_with_replaced_norms_scripts():
+    model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.RMSNorm(8), CopiedLlamaRMSNorm(8))
+    x = torch.randn(3, 8)
+    expected = model(x)
+    assert rk.replace_rmsnorm(model) == 2
+    scripted = torch.jit.script(model.to(DEVICE))
+    torch.testing.assert_close(scripted(x.to(DEVICE)).cpu(), expected, **tolerance(torch.float32))
+
+
+# ---------------------------------------------------------------------------------------------
 # replace_rmsnorm
 # ---------------------------------------------------------------------------------------------
 
