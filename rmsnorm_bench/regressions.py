@@ -74,7 +74,7 @@ def shown(key, public_time: bool = False) -> bool:
 def slower(old, new, old_stats, new_stats, threshold: float) -> bool:
     """`new` regressed from `old`: asv compare's test (asv.commands.compare._is_result_better):
     larger than the factor, and significant where both have samples of more than one repeat."""
-    if not (old > 0 and new > threshold * old):
+    if not new > threshold * old:  # a figure of 0 (peak memory; no time is 0) grows from 0
         return False
     if old_stats and new_stats and old_stats[0] and new_stats[0]:
         if old_stats[0].get("repeat", 0) != 1 and new_stats[0].get("repeat", 0) != 1:
@@ -82,6 +82,10 @@ def slower(old, new, old_stats, new_stats, threshold: float) -> bool:
 
             return bool(_stats.is_different(old_stats[1], new_stats[1], old_stats[0], new_stats[0]))
     return True
+
+
+def ratio(old, new) -> str:
+    return f"{new / old:.2f}x" if old else "from 0"
 
 
 def compare_runs(
@@ -110,7 +114,7 @@ def compare_runs(
             bench, params = key
             line = (
                 f"{name}: {bench}({', '.join(map(repr, params))}): {before[key]:.4g} -> "
-                f"{after[key]:.4g} ({after[key] / before[key]:.2f}x)"
+                f"{after[key]:.4g} ({ratio(before[key], after[key])})"
             )
             if gates(key, public_time, cold):
                 ours.append(line)

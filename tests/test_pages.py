@@ -6,6 +6,8 @@ import pytest
 
 from rmsnorm_bench import pages, publish
 
+from .test_tracker import ASV_FIELDS
+
 BENCH = "bench_rmsnorm.RMSNormForward.track_device_time"
 CASES = ["1x256-bf16", "1x4096-bf16", "16384x4096-bf16"]
 
@@ -14,6 +16,7 @@ def run(machine, gpu, seconds: dict, commit="a" * 40, date=1):
     """A results file's content: BENCH's figures {(case, backend): seconds}."""
     backends = ["triton", "torch"]
     return {
+        **ASV_FIELDS,
         "commit_hash": commit,
         "date": date,
         "params": {"machine": machine, "gpu": gpu},

@@ -28,6 +28,8 @@ from rmsnorm_bench import (
 from rmsnorm_bench import instrument as common
 
 COLUMNS = ["result", "params", "version", "started_at", "duration"]
+# what asv writes in every results file besides the figures (version: its results format)
+ASV_FIELDS = {"env_name": "virtualenv-py3.11", "python": "3.11", "requirements": {}, "version": 2}
 TOOLS = [
     "asvfiles",
     "asvrun",
@@ -96,6 +98,7 @@ def write_run(
         columns = [*COLUMNS, "stats_repeat", "samples"]
         row += [[len(s) if s else None for s in each], each]
     run = {
+        **ASV_FIELDS,
         "commit_hash": commit,
         "date": date,
         "params": {"machine": folder.name},
