@@ -386,7 +386,7 @@ def main(argv=None) -> int:
     ap.add_argument("asv", nargs="+", metavar="ASV_COMMAND", help="run|continuous|find ARGS...")
     args = ap.parse_args(argv)
     if not machine.NAME.fullmatch(args.machine):
-        ap.exit(2, f"run: machine name {args.machine!r}: {machine.NAME_RULE}\n")
+        ap.exit(2, f"run: machine name {machine.shown(args.machine)}: {machine.NAME_RULE}\n")
     base = args.conf.resolve().parent
     try:
         check_options()

@@ -337,7 +337,7 @@ def test_a_corrupt_machine_file_is_named(tmp_path, monkeypatch, capsys):
         machine.register("cpu-smoke", {}, path)
     monkeypatch.setenv("HOME", str(tmp_path))
     with pytest.raises(SystemExit) as refused:
-        machine.main(["--register"])
+        machine.main(["--register", "--results", str(tmp_path / "results")])
     assert refused.value.code == 2 and str(path) in capsys.readouterr().err
     assert path.read_text() == '{"cpu-smoke": {"machine": "cpu-sm'
 
