@@ -33,6 +33,7 @@ PER_PARAMS = ("result", "samples") + tuple(
 # asv 0.6.6 reads results files of this format only (asv.results.Results.api_version) and
 # skips any other, saying so in a log line only: the tools refuse them instead
 RESULTS_FORMAT = 2
+MACHINE_FORMAT = 1  # of machine.json (asv.machine.Machine.api_version), likewise
 # what asv.results.Results.load needs of a file (it skips one without) and these tools read
 NEEDED = {
     "commit_hash": str, "date": int, "params": dict, "result_columns": list,
@@ -194,6 +195,14 @@ def machine_problems(info, path: Path | None = None) -> list[str]:
         return ["no 'machine' name"]
     if path is not None and name != Path(path).parent.name:
         return [f"names machine {name!r}, kept in {Path(path).parent.name!r}/"]
+    if info.get("version") != MACHINE_FORMAT or isinstance(info.get("version"), bool):
+        got = (
+            "no 'version'" if "version" not in info else f"'version' {json.dumps(info['version'])}"
+        )
+        return [
+            f"{got}: asv 0.6.6 reads machine files of format {MACHINE_FORMAT} only, and asv "
+            "publish would leave out every result of the machine"
+        ]
     return []
 
 
@@ -224,6 +233,14 @@ def load_runs(folder: Path) -> list:
     """Every results file of one machine's folder, oldest commit first (BadFile where one
     cannot be used, or where two hold one commit)."""
     paths = results_files(folder)
+    if paths:  # asv publish reads a machine's results only beside its machine.json
+        machine_file = Path(folder) / "machine.json"
+        if not machine_file.is_file():
+            raise BadFile(
+                f"{folder}: no machine.json beside its results (asv writes it with every run; "
+                "asv publish leaves out a machine folder without one)"
+            )
+        load_machine(machine_file)
     runs = [load_run(f) for f in paths]
     if twice := same_commit(zip(paths, runs, strict=True)):
         raise BadFile(f"{folder}: {twice}")

@@ -64,6 +64,11 @@ def plan(source: Path, into: Path):
     for machine, files in arriving.items():  # one results file per machine and commit
         if twice := same_commit(files + readable(into / machine)):
             bad.append(f"{into / machine}, with the files of {source / machine}: {twice}")
+        if not any((folder / machine / "machine.json").is_file() for folder in (into, source)):
+            bad.append(
+                f"{source / machine}: no machine.json beside its results, here or in "
+                f"{into / machine} (asv publish leaves out a machine folder without one)"
+            )
     return new, same, conflicts, bad
 
 

@@ -76,7 +76,7 @@ def store(tmp_path, monkeypatch):
     write_run(
         results / "h200", A, 1, {("1x256-bf16", "triton"): 1e-3, ("1x256-bf16", "torch"): 2e-3}
     )
-    (results / "h200" / "machine.json").write_text('{"machine": "h200"}')
+    (results / "h200" / "machine.json").write_text('{"machine": "h200", "version": 1}')
     (results / "benchmarks.json").write_text('{"version": 2}')
     return results
 
@@ -480,6 +480,22 @@ def test_results_of_another_asv_format_are_refused_by_every_reader(
     path.write_text(json.dumps(run))
     refused_by_every_reader(store, f"{path}: not a usable asv results file: {problem}", capsys,
                             tmp_path)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "content,problem",
+    [
+        ('{"machine": "h200"}', "machine.json: not a usable asv machine file: no 'version'"),
+        (None, "no machine.json beside its results"),
+    ],
+)
+def test_a_machine_folder_asv_publish_would_skip_is_refused_by_every_reader(
+    content, problem, store, tmp_path, capsys
+):
+    # asv publish leaves out every result of a machine whose machine.json it cannot read
+    machine_file = store / "h200" / "machine.json"
+    machine_file.unlink() if content is None else machine_file.write_text(content)
+    refused_by_every_reader(store, problem, capsys, tmp_path)
 
 
 def test_a_results_file_asv_would_skip_is_refused(store):

@@ -8,7 +8,7 @@ import pytest
 from rmsnorm_bench import report
 from rmsnorm_bench.instrument import Shape, ideal_bytes
 
-from .test_tracker import ASV_FIELDS
+from .test_tracker import ASV_FIELDS, write_machine
 
 CASE = "4096x4096-bf16"
 BENCH = "bench_rmsnorm.RMSNormForward.track_device_time"
@@ -35,7 +35,7 @@ def write_results(root, machine, seconds: dict):
         },
     }
     folder = root / machine
-    folder.mkdir(parents=True)
+    write_machine(folder)
     (folder / "cccccccc-virtualenv-py3.11.json").write_text(json.dumps(run))
 
 

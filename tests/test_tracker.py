@@ -106,8 +106,18 @@ def write_run(
         "results": {bench: row},
     }
     folder.mkdir(parents=True, exist_ok=True)
+    if not (folder / "machine.json").exists():  # asv writes it with every run
+        write_machine(folder)
     path = folder / f"{commit[:8]}-virtualenv-py3.11.json"
     path.write_text(json.dumps(run))
+    return path
+
+
+def write_machine(folder: Path, **facts) -> Path:
+    """A machine folder's machine.json as asv writes it: its name, facts and asv's format."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "machine.json"
+    path.write_text(json.dumps({**facts, "machine": folder.name, "version": 1}))
     return path
 
 
@@ -308,7 +318,7 @@ def test_merge_copies_new_and_refuses_conflicts(tmp_path, capsys):
     write_run(theirs / "h200", "a" * 40, 1, {("1x4096-bf16", "triton"): 1e-4})  # identical
     write_run(theirs / "mi355x", "b" * 40, 2, {("1x4096-bf16", "triton"): 2e-4})  # new
     assert merge.main([str(theirs), "--into", str(ours)]) == 0
-    assert "1 file(s) copied, 1 already here" in capsys.readouterr().out
+    assert "2 file(s) copied, 2 already here" in capsys.readouterr().out  # machine.json too
     assert (ours / "mi355x" / f"{'b' * 8}-virtualenv-py3.11.json").exists()
 
     write_run(theirs / "h200", "a" * 40, 1, {("1x4096-bf16", "triton"): 9e-4})  # conflicts
