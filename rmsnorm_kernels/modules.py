@@ -101,10 +101,9 @@ def _scripted_fused_add_rms_norm(
         raise ValueError(
             "residual has shape " + str(residual.shape) + "; expected x's shape " + str(x.shape)
         )
-    n = x.shape[-1]
-    if n == 0:
-        raise ValueError("x has an empty last dimension; there is nothing to normalise")
+    # x and residual as they are (the operators take any rank): where both are leaves, the
+    # backward gives each a gradient buffer of its own only if it sees them so
     y, residual_out, _ = torch.ops.rmsnorm_kernels.fused_add_rms_norm_fwd(
-        x.reshape(-1, n), residual.reshape(-1, n), weight, _scripted_eps(eps)
+        x, residual, weight, _scripted_eps(eps)
     )
     return y.view(x.shape), residual_out.view(x.shape)

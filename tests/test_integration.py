@@ -123,21 +123,30 @@ def _outputs_and_grads(module, args):
     out = module(*leaves)
     out = out if isinstance(out, tuple) else (out,)
     sum((o.float() * (i + 1)).sum() for i, o in enumerate(out)).backward()
+    storage = {leaf.grad.untyped_storage().data_ptr() for leaf in leaves}
+    assert len(storage) == len(leaves), "two leaves' .grad share one buffer"
     grads = [leaf.grad for leaf in leaves] + [p.grad.clone() for p in module.parameters()]
     for p in module.parameters():
         p.grad = None
     return [o.detach() for o in out], grads
 
 
-@pytest.mark.parametrize("how", ["script", "trace"])
+@pytest.mark.parametrize("how", ["script", "trace", "compile"])
 @pytest.mark.parametrize("name", list(MODULES))
-def test_modules_script_and_trace_like_eager(name, how, tmp_path):
+def test_modules_script_trace_and_compile_like_eager(name, how, tmp_path):
+    # inputs of three dimensions, both leaves: a view of one would hide it from the backward,
+    # which then gave x and residual one gradient buffer between them
     module, args = _module_and_inputs(name)
     expected = _outputs_and_grads(module, args)
-    jitted = torch.jit.script(module) if how == "script" else torch.jit.trace(module, args)
+    if how == "compile":
+        jitted = torch.compile(module, backend="aot_eager", fullgraph=True)
+    else:
+        jitted = torch.jit.script(module) if how == "script" else torch.jit.trace(module, args)
     for got, want in zip(_outputs_and_grads(jitted, args), expected, strict=True):
         for a, b in zip(got, want, strict=True):
             torch.testing.assert_close(a, b, **tolerance(torch.float32))
+    if how == "compile":
+        return
     torch.jit.save(jitted, tmp_path / "module.pt")  # and it loads in a process with the ops
     loaded = torch.jit.load(tmp_path / "module.pt")
     for a, b in zip(_outputs_and_grads(loaded, args)[0], expected[0], strict=True):
@@ -334,6 +343,10 @@ def test_replace_leaves_hooks_parametrizations_and_patched_forwards_alone():
     extra = CopiedLlamaRMSNorm(8)
     extra.register_buffer("scale", torch.ones(8))
     _left_alone(torch.nn.Sequential(extra), "it holds scale beyond its weight")
+
+    tensor_eps = CopiedLlamaRMSNorm(8)
+    tensor_eps.variance_epsilon = torch.tensor(1e-6)
+    _left_alone(torch.nn.Sequential(tensor_eps), r"its eps \(tensor\(.*\)\) is not a number")
 
 
 def test_replace_takes_subclasses_that_only_describe_themselves_and_copies_of_llamas():
