@@ -182,6 +182,8 @@ def main(argv=None) -> int:
     if args.force and not args.register:
         ap.error("--force goes with --register")
     info = facts()
+    if args.gpu and info["gpu_count"] == "0":  # CUDA_VISIBLE_DEVICES named no GPU there is
+        ap.exit(2, f"machine: --gpu {args.gpu}: no GPU of that index on this host\n")
     if args.gpu:
         info["gpu_index"] = args.gpu
     name = args.machine or default_name(info, args.gpu)

@@ -58,8 +58,9 @@ def check_results(results: Path, branches: list[str] | None = None) -> list[str]
     """Every results file, machine file (machine.json) and benchmarks.json checked before
     asv publish reads them (PublishError names a bad one), and with `branches` the commits
     they hold (one this clone does not have is refused: asv would drop it); returns what the
-    dashboard will not show: figures measured by a version of their benchmark other than
-    benchmarks.json's (asv publishes those of the current version only), and commits off
+    dashboard will not show: figures of a benchmark benchmarks.json does not list, or
+    measured by a version of their benchmark other than benchmarks.json's (asv publishes
+    those of the current version only), and commits off
     the published branches' first-parent history (asv plots those only)."""
     if not any(results.glob("*/*.json")):
         raise PublishError(f"no results under {results}; run scripts/run first")
@@ -74,18 +75,25 @@ def check_results(results: Path, branches: list[str] | None = None) -> list[str]
         runs = {f.name: asvfiles.load_runs(f) for f in sorted(results.glob("*/"))}
     except asvfiles.BadFile as e:
         raise PublishError(str(e)) from None
-    left_out = {}
+    left_out, unlisted = {}, {}
     for machine, machine_runs in runs.items():
         for run in machine_runs:
             measured = {}
             for bench, _ in asvfiles.figures(run):
                 measured[bench] = measured.get(bench, 0) + 1
             for bench, version in asvfiles.versions(run).items():
+                if bench not in current and measured.get(bench):  # asv shows listed ones only
+                    unlisted.setdefault((machine, bench), []).append(measured[bench])
+                    continue
                 want = current.get(bench, {}).get("version") if bench in current else None
                 if want is not None and version != want and measured.get(bench):
                     key = (machine, bench, version, want)
                     left_out.setdefault(key, []).append(measured[bench])
     warnings = [
+        f"{machine}: {bench}: {sum(counts)} figure(s) of {len(counts)} commit(s) are not shown: "
+        f"{results / 'benchmarks.json'} lists no such benchmark (they stay in results/)"
+        for (machine, bench), counts in sorted(unlisted.items())
+    ] + [
         f"{machine}: {bench}: {sum(counts)} figure(s) of {len(counts)} commit(s), measured by "
         f"version {version!r}, are not shown (the current version is {want!r}; they stay in "
         "results/)"

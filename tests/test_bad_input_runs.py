@@ -231,6 +231,14 @@ def test_a_machine_file_that_records_too_little_or_is_unreadable_binds_by_name(
     assert stopped.value.code == 2 and "--force goes with --register" in capsys.readouterr().err
 
 
+def test_a_gpu_index_that_names_no_gpu_is_refused(monkeypatch, tmp_path, capsys):
+    # CUDA_VISIBLE_DEVICES=7 on a host of one GPU leaves none: the run would have taken the
+    # CPU smoke mode as "cpu-smoke"
+    assert register(monkeypatch, tmp_path, CPU, "--gpu", "7") == 2
+    assert "--gpu 7: no GPU of that index" in capsys.readouterr().err
+    assert not (tmp_path / ".asv-machine.json").exists()
+
+
 def test_a_machine_name_too_long_for_a_file_name_is_refused_first(monkeypatch, tmp_path, capsys):
     # the issue's: 300 characters ended in a raw OSError after the name was written to
     # ~/.asv-machine.json

@@ -362,6 +362,11 @@ def test_publish_counts_figures_its_graphs_leave_out(store):
     (line,) = publish.check_results(store)
     assert "h200" in line and BENCH in line and "1 figure(s) of 1 commit(s)" in line
     assert "'old'" in line
+    # a benchmark benchmarks.json does not list (renamed, or another clone's): not shown
+    unknown = "bench_rmsnorm.Renamed.track_time"
+    write_run(store / "h200", "c" * 40, 3, {("1x256-bf16", "triton"): 1e-3}, bench=unknown)
+    lines = publish.check_results(store)
+    assert any(f"{unknown}: 1 figure(s) of 1 commit(s) are not shown" in x for x in lines)
 
 
 def test_report_resolves_revisions_and_refuses_ambiguous_prefixes(store, capsys):
@@ -524,6 +529,7 @@ def test_publish_refuses_commits_this_clone_lacks_and_names_those_off_the_branch
         path.unlink()
     write_run(store / "h200", git("rev-parse", "HEAD").strip(), 2, {("1x256-bf16", "triton"): 1e-3})
     write_run(store / "h200", side, 1, {("1x256-bf16", "triton"): 1e-3})
+    (store / "benchmarks.json").write_text(json.dumps({BENCH: {"version": "v"}}))
     (warning,) = publish.check_results(store, ["HEAD"])
     assert f"h200: {side[:8]}: not on the first-parent history of HEAD" in warning
     write_run(store / "h200", A, 3, {("1x256-bf16", "triton"): 1e-3})  # no commit of this clone
