@@ -32,7 +32,9 @@ Exit status: 0 when figures of ours were compared and none regressed, 1 when one
 figure in common: in the CPU smoke mode there is public time only, so pass --public-time) or
 the input is bad (an unreadable results file, named; a threshold that is not a number >= 1;
 a --base or --head that names no commit with results, or several: a prefix is resolved as
-report --commit resolves it, across the machines compared).
+report --commit resolves it, across the machines compared; --base and --head that name one
+commit). Results are read by the rule every tool reads them by (asvfiles.load_runs): one
+file per machine and commit, figures finite numbers >= 0 or null.
 """
 
 import math
@@ -202,6 +204,9 @@ def main(argv=None) -> int:
             )
         except BadCommit as e:
             ap.exit(2, f"regressions: {e}\n")
+        if pair[0] == pair[1]:  # a commit against itself: nothing could be found slower
+            ap.exit(2, f"regressions: --base {args.base} and --head {args.head} name one commit, "
+                    f"{pair[0][:10]}: give two\n")  # fmt: skip
     ours, peers, compared = [], [], 0
     for folder, runs in loaded.items():
         found, others, summary, count = check_machine(

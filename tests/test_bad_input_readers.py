@@ -111,6 +111,9 @@ def test_regressions_refuse_an_ambiguous_or_unknown_commit(store, capsys):
     for rev in ("0000000", "no-such-commit"):
         err = refused(capsys, regressions, "--results", store, "--base", A[:8], "--head", rev)
         assert f"--head {rev}: no results for commit" in err
+    # one commit as both: it could never be found slower than itself
+    err = refused(capsys, regressions, "--results", store, "--base", B[:8], "--head", B)
+    assert f"name one commit, {B[:10]}" in err
     # an unambiguous prefix is compared as before
     argv = ["--results", str(store), "--public-time", "--base", "aa", "--head", "b"]
     assert regressions.main(argv) == 0

@@ -32,6 +32,7 @@ def check(*asv_args):
         (("find", "HEAD~1..HEAD", "("), "'(' is not a regular expression"),
         (("continuous", "HEAD", "nosuchbranch"), "'nosuchbranch' is not a commit"),
         (("run", "--no-such-option"), "asv refuses"),
+        (("continuous", "HEAD", "HEAD^{commit}"), "name one commit"),
     ],
 )
 def test_asv_arguments_are_checked_before_asv_runs(args, message):
