@@ -81,6 +81,9 @@ def main(argv=None) -> int:
         ap.exit(2, f"merge: {args.source} is not a directory\n")
     if args.source.resolve() == args.into.resolve():
         ap.exit(2, "merge: the source is the destination\n")
+    if not any(args.source.glob("*/*.json")):
+        ap.exit(2, f"merge: no machine folder of results under {args.source}: nothing to merge "
+                "(give another clone's results/)\n")  # fmt: skip
     new, same, conflicts, bad = plan(args.source, args.into)
     if bad:
         ap.exit(2, "merge: refused, nothing copied: bad input:\n  " + "\n  ".join(bad) + "\n")

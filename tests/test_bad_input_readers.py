@@ -215,6 +215,13 @@ def test_publish_refuses_a_results_file_that_is_not_utf8(store, tmp_path, monkey
     assert f"publish: {bad}: not UTF-8" in err and stored(html) == before
 
 
+def test_merge_refuses_a_source_with_nothing_to_merge(store, tmp_path, capsys):
+    # a clone's root, or an empty folder, in place of its results/: "0 file(s) copied", exit 0
+    (tmp_path / "clone" / "docs").mkdir(parents=True)
+    err = refused(capsys, merge, tmp_path / "clone", "--into", tmp_path / "into")
+    assert "no machine folder of results under" in err and not (tmp_path / "into").exists()
+
+
 def test_merge_refuses_a_machine_file_without_its_name(store, tmp_path, capsys):
     source = tmp_path / "src" / "h200"
     source.mkdir(parents=True)
