@@ -60,6 +60,11 @@ def read_json(path: Path):
         raise BadFile(f"{path}: not valid JSON{where}{cut}: {getattr(e, 'msg', e)}") from None
 
 
+def param_value(text: str):
+    """A parameter value as asv stores it (its repr: '1x4096-bf16' in quotes), decoded."""
+    return json.loads(text.replace("'", '"'))
+
+
 def is_time(bench: str) -> bool:
     """Whether a benchmark's figures are times (seconds): asv's time_* benchmarks and this
     suite's track_time, track_device_time and track_device_time_cold."""
@@ -116,6 +121,14 @@ def figure_problems(bench: str, row: dict, combos: list) -> list[str]:
     return found
 
 
+def _decodes(text: str) -> bool:
+    try:
+        param_value(text)
+    except ValueError:
+        return False
+    return True
+
+
 def problems(run, path: Path | None = None) -> list[str]:
     """What makes `run` (a results file's content) unusable by asv and these tools: the one
     rule of every tool that reads results (report, regressions, merge, publish, dashboard)
@@ -167,6 +180,10 @@ def problems(run, path: Path | None = None) -> list[str]:
             isinstance(p, list) and all(isinstance(v, str) for v in p) for p in params
         ):
             found.append(f"{bench}: its params are not lists of values")
+            continue
+        undecoded = [v for p in params for v in p if not _decodes(v)]
+        if undecoded:
+            found.append(f"{bench}: parameter value(s) {', '.join(undecoded)} are no repr")
             continue
         for values in params:
             if len(set(values)) != len(values):
@@ -304,7 +321,7 @@ def figures(run: dict, measured_only: bool = True) -> dict:
     out = {}
     for bench, entry in run["results"].items():
         row = dict(zip(run["result_columns"], entry, strict=False))
-        params = [[json.loads(p.replace("'", '"')) for p in ps] for ps in row.get("params") or []]
+        params = [[param_value(p) for p in ps] for ps in row.get("params") or []]
         combos = itertools.product(*params) if params else [()]
         for combo, value in zip(combos, row["result"] or [], strict=False):
             missing = value is None or (isinstance(value, float) and math.isnan(value))
@@ -325,7 +342,7 @@ def figure_stats(run: dict) -> dict:
     columns = run["result_columns"]
     for bench, entry in run["results"].items():
         row = dict(zip(columns, entry, strict=False))
-        params = [[json.loads(p.replace("'", '"')) for p in ps] for ps in row.get("params") or []]
+        params = [[param_value(p) for p in ps] for ps in row.get("params") or []]
         combos = list(itertools.product(*params)) if params else [()]
         for i, combo in enumerate(combos):
             stats = {}

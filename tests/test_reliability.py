@@ -510,6 +510,10 @@ def test_a_results_file_asv_would_skip_is_refused(store):
         ({"commit_hash": A[:8]}, "is not a commit's full hash"),
         ({"python": None}, "'python' is not a str"),
         ({"result_columns": [*run["result_columns"], "extra"]}, "'extra': asv reads no such"),
+        (
+            {"results": {BENCH: [[1e-3], [["'1x256-bf16"], ["'triton'"]], "v"]}},
+            "parameter value(s) '1x256-bf16 are no repr",
+        ),
     ):
         path.write_text(json.dumps({**run, **change}))
         with pytest.raises(asvfiles.BadFile, match=re.escape(problem)):
