@@ -108,7 +108,7 @@ def _additions(cls, base) -> list[str]:
 def _llama_base(cls):
     """The class of `cls`'s MRO that defines forward, where that forward is Llama's."""
     owner = next((k for k in cls.__mro__ if "forward" in vars(k)), None)
-    if owner is None or owner is torch.nn.Module or not _is_llama_forward(owner.forward):
+    if owner is None or owner is torch.nn.Module or not _is_llama_forward(vars(owner)["forward"]):
         return None
     return owner
 
@@ -184,6 +184,11 @@ def replace_rmsnorm(model: torch.nn.Module) -> int:
     method, Gemma's ``x * (1 + weight)``, one with hooks, a float64 weight) is left alone and
     named in a warning, with the reason.
     """
+    if isinstance(model, torch.jit.ScriptModule):
+        raise TypeError(
+            "replace_rmsnorm changes Python modules; this model is compiled by TorchScript "
+            "(a ScriptModule): replace its norms first, then script it"
+        )
     if _replacement(model)[0] is not None:
         warnings.warn(
             f"replace_rmsnorm replaces the modules inside a model, not the model itself (a "

@@ -193,6 +193,12 @@ def test_scripted_default_eps_is_float32s():
     assert modules._scripted_eps(None) == ops.F32_EPS == torch.finfo(torch.float32).eps
 
 
+def test_replace_refuses_a_scripted_model_by_name():
+    scripted = torch.jit.script(torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.RMSNorm(8)))
+    with pytest.raises(TypeError, match="replace its norms first, then script it"):
+        rk.replace_rmsnorm(scripted)
+
+
 def test_a_model_with_replaced_norms_scripts():
     model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.RMSNorm(8), CopiedLlamaRMSNorm(8))
     x = torch.randn(3, 8)
