@@ -10,7 +10,10 @@ parameter set (`settle`): a figure this run measured replaces the stored one (an
 when it differs), a figure it did not measure keeps its stored value. A run that measured
 nothing changes no file. Where a run re-measures a benchmark by another method (its version),
 the stored entry cannot be merged with the new one: the file as it was is then kept whole as
-results/<machine>/replaced/<file>.<n>.replaced (asv reads no such name), never dropped.
+results/<machine>/replaced/<file>.<n>.replaced (asv reads no such name), never dropped. So is
+the file of a commit that a run measured again in an environment of another name (another
+Python: asv writes a second file), since the tools read one file per machine and commit: the
+new one replaces it, unless it measured nothing.
 Called without options, this module settles a copy left behind by a run that was killed
 (asvrun does so by itself before its next run).
 """
