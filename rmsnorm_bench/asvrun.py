@@ -142,6 +142,7 @@ def check_asv_args(asv_args: list[str], repo: Path) -> None:
         revisions = [ns.base, ns.branch]
     else:
         revisions = [getattr(ns, "range", None)]
+    commits = {}  # each git revision's commit
     for rev in filter(None, revisions):
         if rev in ASV_KEYWORDS:
             continue
@@ -163,6 +164,13 @@ def check_asv_args(asv_args: list[str], repo: Path) -> None:
             raise ValueError(f"{rev!r} is not a commit or range here ({why})")
         if not git.stdout.strip():
             raise ValueError(f"{rev!r} selects no commit")
+        commits[rev] = git.stdout.strip()
+    if asv_args[0] == "continuous" and ns.base and ns.branch:
+        if commits.get(ns.base) and commits.get(ns.base) == commits.get(ns.branch):
+            raise ValueError(
+                f"{ns.base!r} and {ns.branch!r} name one commit, {commits[ns.base][:10]}: "
+                "nothing to compare; give two"
+            )
 
 
 def parse_cpus(text: str) -> set[int]:
@@ -386,7 +394,7 @@ def main(argv=None) -> int:
     ap.add_argument("asv", nargs="+", metavar="ASV_COMMAND", help="run|continuous|find ARGS...")
     args = ap.parse_args(argv)
     if not machine.NAME.fullmatch(args.machine):
-        ap.exit(2, f"run: machine name {args.machine!r}: {machine.NAME_RULE}\n")
+        ap.exit(2, f"run: machine name {machine.shown(args.machine)}: {machine.NAME_RULE}\n")
     base = args.conf.resolve().parent
     try:
         check_options()

@@ -2,7 +2,7 @@
 
 usage: python -m rmsnorm_bench.dashboard HTML_DIR [--commit SHA] [--machines N] [--min-commits N]
                                         [--gpu-history N] [--commit-url URL]
-                                        [--screenshots DIR]
+                                        [--screenshots DIR] [--results DIR]
 
 Serves HTML_DIR on 127.0.0.1, sends every other request to a dead proxy, and checks that the
 page lists the benchmarks, draws a history graph (flot's canvas) whose data holds the commit
@@ -12,9 +12,11 @@ GPU selected), that each suite's device-time graph of each GPU machine holds at 
 --gpu-history commits (its longest series: a machine's facts that changed start a new one),
 that index.json has a show_commit_url (--commit-url: that one) and the benchmark list or the
 reports link a published commit with it, a hash this repository resolves to a commit, and
-that every machine's report page (report/) loads with its pictures. Exits non-zero, saying
-what is missing (status 2 where HTML_DIR is no published dashboard: missing, a file, no
-readable index.json).
+that every machine's report page (report/) loads with its pictures, and that each machine's
+newest commit with results under --results (default results/: what report and regressions
+take as the newest) is published. Exits non-zero, saying what is missing (status 2 where
+HTML_DIR is no published dashboard: missing, a file, no readable index.json; or where a
+results file is unusable, read by the rule every tool reads them by).
 
 --screenshots DIR also saves what Chromium drew: the front page (front.png), the device-time
 graph of the fused-add backward (graph.png) and the first GPU machine's report (report.png)
@@ -153,6 +155,18 @@ def read_index(ap, html_dir: Path) -> dict:
     return index
 
 
+def read_newest(ap, results: Path) -> dict:
+    """{machine: its newest commit with results} under `results`, read as every tool reads
+    them (asvfiles.load_runs): a bad file exits with status 2, naming it."""
+    if not results.is_dir():
+        ap.exit(2, f"dashboard: --results {results} is not a folder of results\n")
+    try:
+        runs = {f.name: asvfiles.load_runs(f) for f in sorted(results.glob("*/"))}
+    except asvfiles.BadFile as e:
+        ap.exit(2, f"dashboard: {e}\n")
+    return {machine: r[-1]["commit_hash"] for machine, r in runs.items() if r}
+
+
 def main(argv=None) -> int:
     ap = argument_parser(__spec__.name, __doc__)
     ap.add_argument("html_dir", type=Path, help="a published dashboard")
@@ -162,8 +176,10 @@ def main(argv=None) -> int:
     ap.add_argument("--gpu-history", type=int, default=0, help="device-time commits (0)")
     ap.add_argument("--commit-url", help="the commit links it must have (URL + hash)")
     ap.add_argument("--screenshots", type=Path, help="save the pictures here too")
+    ap.add_argument("--results", type=Path, default=ROOT / "results", help="what was published")
     args = ap.parse_args(argv)
     index = read_index(ap, args.html_dir)
+    newest = read_newest(ap, args.results)
     head = ["git", "-C", str(ROOT), "rev-parse", "HEAD"]
     commit = args.commit or subprocess.check_output(head, text=True).strip()
     chromium = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -185,6 +201,13 @@ def main(argv=None) -> int:
     if len(points) < args.min_commits:
         want = args.min_commits
         problems.append(f"the graphs of {BENCH} hold {len(points)} commit(s); want {want}")
+
+    for machine, sha in newest.items():  # what report and regressions take as the newest
+        if machine not in machines or sha not in revisions:
+            problems.append(
+                f"{machine}'s newest commit with results, {sha[:8]} (report's and the gate's), "
+                f"is not published: publish {args.results} again (on a branch that has it)"
+            )
 
     gpus = [m for m in machines if str(index["machines"][m].get("gpu", "none")) != "none"]
     if args.gpu_history:

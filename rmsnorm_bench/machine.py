@@ -1,6 +1,7 @@
 """This machine's name and facts (GPU, driver, CUDA/ROCm, torch, Triton) for asv.
 
-usage: python -m rmsnorm_bench.machine [--machine NAME] [--gpu INDEX] [--register]
+usage: python -m rmsnorm_bench.machine [--machine NAME] [--gpu INDEX] [--register [--force]]
+                                       [--results DIR]
 
 Prints shell assignments that scripts/_env.sh evaluates: `machine` (NAME, by default the
 GPU's name, e.g. nvidia-h200, with -gpuINDEX for --gpu; "cpu-smoke" without a GPU),
@@ -11,7 +12,12 @@ asv's own `cpu` and `num_cpu` fields, which the host time of every public call d
 --register writes the machine's entry in asv's machine file
 (~/.asv-machine.json, under a lock: runs side by side share it) before asv reads it: asv's
 `machine` field plus the facts, which asv records with every result and the dashboard offers
-as selectors.
+as selectors. A name is bound to its facts: where results/NAME/machine.json (committed with
+the machine's results) records another GPU, GPU count, driver, CUDA/ROCm or torch than this
+host's, --register refuses (exit status 2, the differences named, nothing written), and
+--force registers this host's facts under the name all the same (the same machine,
+changed). Names are checked first: at most NAME_MAX characters, of letters, digits, '.',
+'_' and '-', starting with a letter or digit.
 """
 
 import fcntl
@@ -25,14 +31,22 @@ import subprocess
 import sys
 from pathlib import Path
 
-from . import argument_parser
-from .asvfiles import BadFile, read_json
+from . import ROOT, argument_parser
+from .asvfiles import BadFile, load_machine, read_conf, read_json
 
-# a folder name under results/ and in asv's files: never "." or "..", nor a hidden name
-NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")  # whole names only: NAME.fullmatch
+# a folder name under results/ and in asv's files: never "." or "..", nor a hidden name; short
+# enough for every file named after it (.asv/lock-results-NAME, a Triton cache NAME-gpuN)
+NAME_MAX = 64
+NAME = re.compile(rf"[A-Za-z0-9][A-Za-z0-9._-]{{0,{NAME_MAX - 1}}}")  # whole names: fullmatch
 NAME_RULE = (
-    "a machine name starts with a letter or digit and holds letters, digits, '.', '_' and '-' only"
+    f"a machine name starts with a letter or digit, holds letters, digits, '.', '_' and '-' "
+    f"only, and is at most {NAME_MAX} characters long"
 )
+# the facts a machine's name stands for: results under one name must come from one kind of
+# machine, its GPU, their count, driver, CUDA or ROCm and torch. The host CPU and Triton are
+# recorded with every result (the dashboard keeps series of other values apart) but bind
+# nothing: CI's runners differ in CPU, and Triton comes with torch.
+BOUND = ("gpu", "gpu_count", "driver", "cuda", "rocm", "torch")
 
 
 def cpu_model(cpuinfo: str = "/proc/cpuinfo") -> str:
@@ -110,6 +124,22 @@ def read_machine_file(path: Path) -> dict:
     return known
 
 
+def other_facts(name: str, info: dict, results: Path) -> str | None:
+    """How this host's facts `info` differ from those `results`/NAME/machine.json records for
+    `name` (committed with its results), or None where they agree or none are recorded.
+    BadFile where that file cannot be read."""
+    path = Path(results) / name / "machine.json"
+    if not path.is_file():
+        return None  # a new machine
+    recorded = load_machine(path)
+    differ = [
+        f"{key} {recorded.get(key, '(not recorded)')!r} there, {info.get(key, '(none)')!r} here"
+        for key in BOUND
+        if recorded.get(key) != info.get(key)
+    ]
+    return "; ".join(differ) or None
+
+
 def register(name: str, info: dict, path: Path | None = None) -> dict:
     """Write `name`'s entry in asv's machine file: what is there, updated with the facts."""
     from asv.machine import MachineCollection
@@ -123,20 +153,56 @@ def register(name: str, info: dict, path: Path | None = None) -> dict:
     return entry
 
 
+def shown(name: str) -> str:
+    """A name as an error names it: a long one cut short, its length given."""
+    return (
+        repr(name) if len(name) <= NAME_MAX else f"{name[:NAME_MAX]!r}... ({len(name)} characters)"
+    )
+
+
 def main(argv=None) -> int:
     ap = argument_parser(__spec__.name, __doc__)
     ap.add_argument("--machine", help="default: the GPU's name, cpu-smoke without one")
     ap.add_argument("--gpu", help="the index of the GPU a run uses (CUDA_VISIBLE_DEVICES)")
     ap.add_argument("--register", action="store_true", help="write asv's machine file")
+    ap.add_argument(
+        "--force",
+        action="store_true",
+        help="with --register: register even where the name's committed machine.json records "
+        "other facts (the same machine, changed: a new driver or torch)",
+    )
+    ap.add_argument(
+        "--results", type=Path, default=ROOT / read_conf()["results_dir"], help="results/"
+    )
     args = ap.parse_args(argv)
     if args.gpu and not args.gpu.isdigit():
         ap.error(f"--gpu takes a GPU index, got {args.gpu!r}")
     if args.machine and not NAME.fullmatch(args.machine):
-        ap.error(f"machine name {args.machine!r}: {NAME_RULE}")
+        ap.error(f"machine name {shown(args.machine)}: {NAME_RULE}")
+    if args.force and not args.register:
+        ap.error("--force goes with --register")
     info = facts()
+    if args.gpu and info["gpu_count"] == "0":  # CUDA_VISIBLE_DEVICES named no GPU there is
+        ap.exit(2, f"machine: --gpu {args.gpu}: no GPU of that index on this host\n")
     if args.gpu:
         info["gpu_index"] = args.gpu
     name = args.machine or default_name(info, args.gpu)
+    if not NAME.fullmatch(name):
+        ap.error(f"machine name {shown(name)} (this GPU's): {NAME_RULE}; give one: --machine")
+    if args.register and not args.force:
+        try:
+            differ = other_facts(name, info, args.results)
+        except BadFile as e:
+            ap.exit(2, f"machine: {e}\n")
+        if differ:
+            ap.exit(
+                2,
+                f"machine: the name {name!r} stands for another machine's results "
+                f"({args.results / name / 'machine.json'}): {differ}. Choose another name "
+                "(scripts/run --machine NAME; without it, the GPU's name or cpu-smoke), or, "
+                "where this is that machine changed (a new driver or torch), re-register it: "
+                "scripts/run --force; nothing was written\n",
+            )
     if args.register:
         try:
             entry = register(name, info)

@@ -5,9 +5,12 @@ usage: python -m rmsnorm_bench.merge SOURCE [--into DIR]
 SOURCE is another `results/` (machine folders of asv JSON files). Files that are new here are
 copied; files already here with the same content are skipped; a file that exists here with
 other content is a conflict: then nothing is copied and every conflicting file is named. Every
-file is checked first (JSON, the fields asv and these tools read, one entry per parameter
-set, no parameter value twice, the machine and commit its place names): one that is not
-usable is named with its problem, and nothing is copied. Exit status 2 when refused.
+file is checked first, by the rule every tool reads results by (asvfiles.problems: JSON in
+asv's results format 2, the fields asv and these tools read, one entry per parameter set, no
+parameter value twice, every figure a finite number >= 0 or null, the machine and commit its
+place names), and a machine's folder may hold one results file per commit, with what is
+here: one that is not usable is named with its problem, and nothing is copied. Exit status 2
+when refused.
 """
 
 import filecmp
@@ -16,11 +19,26 @@ import sys
 from pathlib import Path
 
 from . import ROOT, argument_parser
-from .asvfiles import BadFile, machine_problems, problems, read_json
+from .asvfiles import BadFile, machine_problems, problems, read_json, results_files, same_commit
+
+
+def readable(folder: Path) -> list:
+    """(path, run) of each results file in `folder` that holds a commit hash (a bad one is
+    named by every tool that reads the folder)."""
+    found = []
+    for path in results_files(folder) if folder.is_dir() else []:
+        try:
+            run = read_json(path)
+        except BadFile:
+            continue
+        if isinstance(run, dict) and isinstance(run.get("commit_hash"), str):
+            found.append((path, run))
+    return found
 
 
 def plan(source: Path, into: Path):
     new, same, conflicts, bad = [], [], [], []
+    arriving = {}  # {machine: [(path, run)]} of the new results files
     for f in sorted(source.glob("*/*.json")):
         try:
             data = read_json(f)
@@ -37,10 +55,20 @@ def plan(source: Path, into: Path):
         target = into / f.parent.name / f.name
         if not target.exists():
             new.append((f, target))
+            if kind == "results":
+                arriving.setdefault(f.parent.name, []).append((f, data))
         elif filecmp.cmp(f, target, shallow=False):
             same.append(target)
         else:
             conflicts.append(target)
+    for machine, files in arriving.items():  # one results file per machine and commit
+        if twice := same_commit(files + readable(into / machine)):
+            bad.append(f"{into / machine}, with the files of {source / machine}: {twice}")
+        if not any((folder / machine / "machine.json").is_file() for folder in (into, source)):
+            bad.append(
+                f"{source / machine}: no machine.json beside its results, here or in "
+                f"{into / machine} (asv publish leaves out a machine folder without one)"
+            )
     return new, same, conflicts, bad
 
 
@@ -53,6 +81,9 @@ def main(argv=None) -> int:
         ap.exit(2, f"merge: {args.source} is not a directory\n")
     if args.source.resolve() == args.into.resolve():
         ap.exit(2, "merge: the source is the destination\n")
+    if not any(args.source.glob("*/*.json")):
+        ap.exit(2, f"merge: no machine folder of results under {args.source}: nothing to merge "
+                "(give another clone's results/)\n")  # fmt: skip
     new, same, conflicts, bad = plan(args.source, args.into)
     if bad:
         ap.exit(2, "merge: refused, nothing copied: bad input:\n  " + "\n  ".join(bad) + "\n")

@@ -54,11 +54,14 @@ class PublishError(Exception):
     pass
 
 
-def check_results(results: Path) -> list[str]:
+def check_results(results: Path, branches: list[str] | None = None) -> list[str]:
     """Every results file, machine file (machine.json) and benchmarks.json checked before
-    asv publish reads them (PublishError names a bad one); returns what the dashboard will
-    not show: figures measured by a version of their benchmark other than benchmarks.json's
-    (asv publishes those of the current version only)."""
+    asv publish reads them (PublishError names a bad one), and with `branches` the commits
+    they hold (one this clone does not have is refused: asv would drop it); returns what the
+    dashboard will not show: figures of a benchmark benchmarks.json does not list, or
+    measured by a version of their benchmark other than benchmarks.json's (asv publishes
+    those of the current version only), and commits off
+    the published branches' first-parent history (asv plots those only)."""
     if not any(results.glob("*/*.json")):
         raise PublishError(f"no results under {results}; run scripts/run first")
     if not (results / "benchmarks.json").is_file():
@@ -72,22 +75,65 @@ def check_results(results: Path) -> list[str]:
         runs = {f.name: asvfiles.load_runs(f) for f in sorted(results.glob("*/"))}
     except asvfiles.BadFile as e:
         raise PublishError(str(e)) from None
-    left_out = {}
+    left_out, unlisted = {}, {}
     for machine, machine_runs in runs.items():
         for run in machine_runs:
             measured = {}
             for bench, _ in asvfiles.figures(run):
                 measured[bench] = measured.get(bench, 0) + 1
             for bench, version in asvfiles.versions(run).items():
+                if bench not in current and measured.get(bench):  # asv shows listed ones only
+                    unlisted.setdefault((machine, bench), []).append(measured[bench])
+                    continue
                 want = current.get(bench, {}).get("version") if bench in current else None
                 if want is not None and version != want and measured.get(bench):
                     key = (machine, bench, version, want)
                     left_out.setdefault(key, []).append(measured[bench])
-    return [
+    warnings = [
+        f"{machine}: {bench}: {sum(counts)} figure(s) of {len(counts)} commit(s) are not shown: "
+        f"{results / 'benchmarks.json'} lists no such benchmark (they stay in results/)"
+        for (machine, bench), counts in sorted(unlisted.items())
+    ] + [
         f"{machine}: {bench}: {sum(counts)} figure(s) of {len(counts)} commit(s), measured by "
         f"version {version!r}, are not shown (the current version is {want!r}; they stay in "
         "results/)"
         for (machine, bench, version, want), counts in sorted(left_out.items())
+    ]
+    return warnings + (check_commits(runs, branches) if branches else [])
+
+
+def git(*args) -> subprocess.CompletedProcess:
+    return subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True)
+
+
+def check_commits(runs: dict, branches: list[str]) -> list[str]:
+    """The commits of `runs` ({machine: runs}) as asv publish finds them: on a branch's
+    first-parent history or tagged. One this clone does not have is refused (PublishError):
+    the report and the gate read its figures, and the dashboard would leave them out. One it
+    has elsewhere is left out of the graphs by asv: returned as a warning each."""
+    shown = set()
+    for branch in branches:
+        shown.update(git("rev-list", "--first-parent", branch, "--").stdout.split())
+    tags = git("for-each-ref", "--format=%(objectname) %(*objectname)", "refs/tags")
+    shown.update(tags.stdout.split())
+    missing, elsewhere = [], []
+    for machine, machine_runs in runs.items():
+        for run in machine_runs:
+            sha = run["commit_hash"]
+            if sha in shown:
+                continue
+            known = git("cat-file", "-e", f"{sha}^{{commit}}").returncode == 0
+            (elsewhere if known else missing).append(f"{machine}: {sha[:8]}")
+    if missing:
+        raise PublishError(
+            f"results of commit(s) this clone does not have ({', '.join(missing)}): the "
+            "dashboard would leave them out while report and regressions read them; fetch "
+            "those commits (git fetch), or move their files out of results/"
+        )
+    return [
+        f"{where}: not on the first-parent history of {', '.join(branches)}: asv publish "
+        "leaves this commit out of the graphs (its file stays in results/)"
+        for where in elsewhere
     ]
 
 
@@ -211,9 +257,9 @@ def publish(
     out: Path, branches: list[str], results: Path = ROOT / "results", url: str | None = None
 ) -> None:
     url, warning = (url, None) if url else commit_url(None, asvfiles.read_conf())
-    for line in check_results(results) + ([warning] if warning else []):
-        print(f"publish: warning: {line}", file=sys.stderr)
     check_branches(branches)
+    for line in check_results(results, branches) + ([warning] if warning else []):
+        print(f"publish: warning: {line}", file=sys.stderr)
     with tempfile.TemporaryDirectory() as tmp:
         site = Path(tmp) / "site"
         asv_publish(results, site, branches, url)

@@ -32,7 +32,9 @@ Exit status: 0 when figures of ours were compared and none regressed, 1 when one
 figure in common: in the CPU smoke mode there is public time only, so pass --public-time) or
 the input is bad (an unreadable results file, named; a threshold that is not a number >= 1;
 a --base or --head that names no commit with results, or several: a prefix is resolved as
-report --commit resolves it, across the machines compared).
+report --commit resolves it, across the machines compared; --base and --head that name one
+commit). Results are read by the rule every tool reads them by (asvfiles.load_runs): one
+file per machine and commit, figures finite numbers >= 0 or null.
 """
 
 import math
@@ -74,7 +76,7 @@ def shown(key, public_time: bool = False) -> bool:
 def slower(old, new, old_stats, new_stats, threshold: float) -> bool:
     """`new` regressed from `old`: asv compare's test (asv.commands.compare._is_result_better):
     larger than the factor, and significant where both have samples of more than one repeat."""
-    if not (old > 0 and new > threshold * old):
+    if not new > threshold * old:  # a figure of 0 (peak memory; no time is 0) grows from 0
         return False
     if old_stats and new_stats and old_stats[0] and new_stats[0]:
         if old_stats[0].get("repeat", 0) != 1 and new_stats[0].get("repeat", 0) != 1:
@@ -82,6 +84,10 @@ def slower(old, new, old_stats, new_stats, threshold: float) -> bool:
 
             return bool(_stats.is_different(old_stats[1], new_stats[1], old_stats[0], new_stats[0]))
     return True
+
+
+def ratio(old, new) -> str:
+    return f"{new / old:.2f}x" if old else "from 0"
 
 
 def compare_runs(
@@ -110,7 +116,7 @@ def compare_runs(
             bench, params = key
             line = (
                 f"{name}: {bench}({', '.join(map(repr, params))}): {before[key]:.4g} -> "
-                f"{after[key]:.4g} ({after[key] / before[key]:.2f}x)"
+                f"{after[key]:.4g} ({ratio(before[key], after[key])})"
             )
             if gates(key, public_time, cold):
                 ours.append(line)
@@ -198,6 +204,9 @@ def main(argv=None) -> int:
             )
         except BadCommit as e:
             ap.exit(2, f"regressions: {e}\n")
+        if pair[0] == pair[1]:  # a commit against itself: nothing could be found slower
+            ap.exit(2, f"regressions: --base {args.base} and --head {args.head} name one commit, "
+                    f"{pair[0][:10]}: give two\n")  # fmt: skip
     ours, peers, compared = [], [], 0
     for folder, runs in loaded.items():
         found, others, summary, count = check_machine(

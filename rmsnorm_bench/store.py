@@ -10,7 +10,10 @@ parameter set (`settle`): a figure this run measured replaces the stored one (an
 when it differs), a figure it did not measure keeps its stored value. A run that measured
 nothing changes no file. Where a run re-measures a benchmark by another method (its version),
 the stored entry cannot be merged with the new one: the file as it was is then kept whole as
-results/<machine>/replaced/<file>.<n>.replaced (asv reads no such name), never dropped.
+results/<machine>/replaced/<file>.<n>.replaced (asv reads no such name), never dropped. So is
+the file of a commit that a run measured again in an environment of another name (another
+Python: asv writes a second file), since the tools read one file per machine and commit: the
+new one replaces it, unless it measured nothing.
 Called without options, this module settles a copy left behind by a run that was killed
 (asvrun does so by itself before its next run).
 """
@@ -179,6 +182,21 @@ def archive_path(folder: Path, name: str) -> Path:
     return folder / "replaced" / f"{name}.{n}.replaced"
 
 
+def _same_commit(stored: Path, commit: str, name: str) -> list[Path]:
+    """The stored results files other than `name` that hold `commit`."""
+    found = []
+    for path in results_files(stored) if stored.is_dir() else []:
+        if path.name == name:
+            continue
+        try:
+            held = read_json(path).get("commit_hash")
+        except (BadFile, AttributeError):
+            continue
+        if held == commit:
+            found.append(path)
+    return found
+
+
 def _label(bench: str, combo: tuple) -> str:
     return f"{bench.removeprefix('bench_rmsnorm.')}({', '.join(combo)})"
 
@@ -189,7 +207,7 @@ def settle(results: Path, machine: str, copy: Path, keep_benchmarks: bool = Fals
     results/benchmarks.json back too (a run with overridden shapes or backends)."""
     outcome = Outcome()
     stored = copy / "machine"
-    writes = []
+    writes, superseded = [], []
     for path in results_files(results / machine) if (results / machine).is_dir() else []:
         before = stored / path.name
         if before.is_file() and before.read_bytes() == path.read_bytes():
@@ -203,7 +221,21 @@ def settle(results: Path, machine: str, copy: Path, keep_benchmarks: bool = Fals
             outcome.lines.append(f"{path}: asv wrote an unusable file, not kept ({bad[0]})")
             continue
         if not before.is_file():
-            outcome.measured += count_measured(new)
+            # the commit's file of another environment (another Python): the tools read one
+            # file per machine and commit, so this run's replaces it, which is kept whole
+            others = _same_commit(stored, new["commit_hash"], path.name)
+            measured = count_measured(new)
+            if others and not measured:
+                superseded.append(path)  # it holds nothing: the stored file stays
+                continue
+            outcome.measured += measured
+            for other in others:
+                writes.append((archive_path(results / machine, other.name), other))
+                superseded.append(results / machine / other.name)
+                outcome.lines.append(
+                    f"{other.name}: commit {new['commit_hash'][:8]} measured again in another "
+                    f"environment ({path.name}), whose figures replace it"
+                )
             continue
         merged = merge_runs(read_json(before), new)
         outcome.measured += merged.measured
@@ -242,10 +274,13 @@ def settle(results: Path, machine: str, copy: Path, keep_benchmarks: bool = Fals
                 outcome.lines.append(f"the file as it was is kept as {path}")
             else:
                 _write_json(path, run)
+        for path in superseded:
+            path.unlink(missing_ok=True)
         # a results file asv removed (it never does) comes back
         for f in stored.glob("*") if stored.is_dir() else []:
-            if not (results / machine / f.name).exists():
-                shutil.copy2(f, results / machine / f.name)
+            back = results / machine / f.name
+            if not back.exists() and back not in superseded:
+                shutil.copy2(f, back)
         if keep_benchmarks:
             restore_benchmarks(results, copy)
     shutil.rmtree(copy)

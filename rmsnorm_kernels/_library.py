@@ -4,8 +4,9 @@ tracing), and on the Python host path the operators themselves.
 Compiled path: csrc/rmsnorm.cpp defines ``rmsnorm_kernels::rms_norm_fwd``,
 ``fused_add_rms_norm_fwd`` and ``rms_norm_bwd`` (inputs of any rank, rstd in x's shape less
 the last dimension) with their CPU, CUDA and autograd kernels; this module adds the fakes.
-Python path: the same names are defined here as custom ops on 2-D rows, with autograd; eager
-calls take the shorter autograd.Function path in ops.py and ``torch.compile`` these ops.
+Python path: the same names are defined here as custom ops, with autograd and the same
+contract (inputs of any rank, their checks); eager calls take the shorter autograd.Function
+path in ops.py, and ``torch.compile``, TorchScript and ``torch.jit.trace`` these ops.
 """
 
 import torch
@@ -16,7 +17,9 @@ from .ops import (
     _check_weight,
     _check_x,
     _native,
+    _resolve_eps,
     _rows,
+    _shaped,
     rms_norm_backward,
     rms_norm_forward,
 )
@@ -58,29 +61,42 @@ if _native is not None:
     _register_native_fakes()
 
 
+def _checked(x, weight, eps, residual=None):
+    """The Python path's operators check their inputs, as csrc/rmsnorm.cpp's do: the public
+    functions check before they call them, but TorchScript and direct calls reach them
+    unchecked. Returns (weight made contiguous, eps)."""
+    _check_x("x", x)
+    if residual is not None:
+        _check_residual(residual, x)
+    _check_weight(weight, x)
+    return (None if weight is None else weight.contiguous()), _resolve_eps(eps)
+
+
 def _define_python_ops() -> None:
     @torch.library.custom_op("rmsnorm_kernels::rms_norm_fwd", mutates_args=())
     def rms_norm_fwd(x: Tensor, weight: Tensor | None, eps: float) -> tuple[Tensor, Tensor]:
+        weight, eps = _checked(x, weight, eps)
         y, _, rstd = rms_norm_forward(_rows(x), weight, eps)
-        return y, rstd
+        return _shaped(y, x.shape), _shaped(rstd, x.shape[:-1])
 
     @rms_norm_fwd.register_fake
     def _(x, weight, eps):
-        return x.new_empty(x.shape), x.new_empty(x.shape[0], dtype=torch.float32)
+        return x.new_empty(x.shape), x.new_empty(x.shape[:-1], dtype=torch.float32)
 
     @torch.library.custom_op("rmsnorm_kernels::fused_add_rms_norm_fwd", mutates_args=())
     def fused_add_rms_norm_fwd(
         x: Tensor, residual: Tensor, weight: Tensor | None, eps: float
     ) -> tuple[Tensor, Tensor, Tensor]:
+        weight, eps = _checked(x, weight, eps, residual)
         y, residual_out, rstd = rms_norm_forward(_rows(x), weight, eps, residual=_rows(residual))
-        return y, residual_out, rstd
+        return _shaped(y, x.shape), _shaped(residual_out, x.shape), _shaped(rstd, x.shape[:-1])
 
     @fused_add_rms_norm_fwd.register_fake
     def _(x, residual, weight, eps):
         return (
             x.new_empty(x.shape),
             x.new_empty(x.shape),
-            x.new_empty(x.shape[0], dtype=torch.float32),
+            x.new_empty(x.shape[:-1], dtype=torch.float32),
         )
 
     @torch.library.custom_op("rmsnorm_kernels::rms_norm_bwd", mutates_args=())
@@ -95,11 +111,13 @@ def _define_python_ops() -> None:
     ) -> tuple[Tensor, Tensor, Tensor]:
         """(dx, dweight, dx's copy); an output not computed is an empty tensor."""
         dres = None if d_residual_out is None else _rows(d_residual_out)
-        dx, dw, dx2 = rms_norm_backward(_rows(dy), x, weight, rstd, dres, compute_dw, dx_copy)
+        dx, dw, dx2 = rms_norm_backward(
+            _rows(dy), _rows(x), weight, rstd.reshape(-1), dres, compute_dw, dx_copy
+        )
         return (
-            dx,
+            _shaped(dx, x.shape),
             dw if dw is not None else x.new_empty(_ABSENT),
-            dx2 if dx2 is not None else x.new_empty(_ABSENT),
+            _shaped(dx2, x.shape) if dx2 is not None else x.new_empty(_ABSENT),
         )
 
     @rms_norm_bwd.register_fake

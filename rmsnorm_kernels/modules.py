@@ -1,10 +1,19 @@
-"""nn.Module drop-ins: they only hold parameters and call the functional API."""
+"""nn.Module drop-ins: they only hold parameters and call the functional API.
+
+Under TorchScript (``torch.jit.script``) their forward is the branch it compiles: the same
+operators (``torch.ops.rmsnorm_kernels.*``, which check their inputs on both host paths),
+called on rows, with the module's own shape check. ``torch.jit.trace`` records the operators
+the public functions call.
+"""
 
 import math
+from typing import List, Optional  # noqa: UP035  (TorchScript reads these annotations)
 
 import torch
 
 from .ops import fused_add_rms_norm, rms_norm
+
+_is_scripting = torch.jit.is_scripting  # looked up once; TorchScript knows it as its own
 
 
 class RMSNorm(torch.nn.RMSNorm):
@@ -14,6 +23,8 @@ class RMSNorm(torch.nn.RMSNorm):
     """
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if _is_scripting():  # the only branch TorchScript compiles
+            return _scripted_rms_norm(x, self.weight, self.normalized_shape, self.eps)
         shape = tuple(self.normalized_shape)
         if not isinstance(x, torch.Tensor) or tuple(x.shape[x.dim() - len(shape) :]) != shape:
             got = tuple(x.shape) if isinstance(x, torch.Tensor) else type(x).__name__
@@ -34,7 +45,65 @@ class FusedAddRMSNorm(torch.nn.Module):
         self.weight = torch.nn.Parameter(torch.ones(hidden_size, device=device, dtype=dtype))
 
     def forward(self, x: torch.Tensor, residual: torch.Tensor):
+        if _is_scripting():
+            return _scripted_fused_add_rms_norm(x, residual, self.weight, self.eps)
         return fused_add_rms_norm(x, residual, self.weight, self.eps)
 
     def extra_repr(self) -> str:
         return f"{self.hidden_size}, eps={self.eps}"
+
+
+# TorchScript's forwards: what the eager ones do, in the language it compiles
+
+
+def _scripted_eps(eps: Optional[float]) -> float:  # noqa: UP045
+    if eps is None:
+        return 1.1920928955078125e-07  # ops.F32_EPS (TorchScript reads no global floats)
+    if not eps >= 0.0:  # NaN too
+        raise ValueError("eps must be a non-negative number, got " + str(eps))
+    return eps
+
+
+def _scripted_rms_norm(
+    x: torch.Tensor,
+    weight: Optional[torch.Tensor],  # noqa: UP045
+    normalized_shape: List[int],  # noqa: UP006
+    eps: Optional[float],  # noqa: UP045
+) -> torch.Tensor:
+    k = len(normalized_shape)
+    if x.dim() < k or x.shape[x.dim() - k :] != normalized_shape:
+        raise ValueError(
+            "RMSNorm expects input whose trailing dims are "
+            + str(normalized_shape)
+            + ", got "
+            + str(x.shape)
+        )
+    n = 1
+    for size in normalized_shape:
+        n *= size
+    if n == 0:
+        raise ValueError("x has an empty last dimension; there is nothing to normalise")
+    if weight is not None:
+        weight = weight.reshape(n)
+    y, _ = torch.ops.rmsnorm_kernels.rms_norm_fwd(x.reshape(-1, n), weight, _scripted_eps(eps))
+    return y.view(x.shape)
+
+
+def _scripted_fused_add_rms_norm(
+    x: torch.Tensor,
+    residual: torch.Tensor,
+    weight: Optional[torch.Tensor],  # noqa: UP045
+    eps: Optional[float],  # noqa: UP045
+):
+    if x.dim() == 0:
+        raise ValueError("x must have at least one dimension (the normalised one)")
+    if residual.shape != x.shape:
+        raise ValueError(
+            "residual has shape " + str(residual.shape) + "; expected x's shape " + str(x.shape)
+        )
+    # x and residual as they are (the operators take any rank): where both are leaves, the
+    # backward gives each a gradient buffer of its own only if it sees them so
+    y, residual_out, _ = torch.ops.rmsnorm_kernels.fused_add_rms_norm_fwd(
+        x, residual, weight, _scripted_eps(eps)
+    )
+    return y.view(x.shape), residual_out.view(x.shape)

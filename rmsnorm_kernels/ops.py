@@ -353,9 +353,11 @@ def rms_norm(x: torch.Tensor, weight: torch.Tensor | None = None, eps: float | N
     eps = _resolve_eps(eps)
     if weight is not None:
         weight = weight.contiguous()
-    if torch.compiler.is_compiling():  # the custom op: traced without a graph break
-        y, _ = torch.ops.rmsnorm_kernels.rms_norm_fwd(_rows(x), weight, eps)
-    elif _needs_autograd(x, weight):
+    # torch.compile and torch.jit.trace record the custom op (the launchers would see traced
+    # sizes, not ints), given x itself: a view of a leaf would hide it from the backward
+    if torch.compiler.is_compiling() or torch.jit.is_tracing():
+        return torch.ops.rmsnorm_kernels.rms_norm_fwd(x, weight, eps)[0]
+    if _needs_autograd(x, weight):
         return RMSNormFunction.apply(x, weight, eps)
     else:
         y, _, _ = _forward(_rows(x), weight, eps)
@@ -387,11 +389,12 @@ def fused_add_rms_norm(
     eps = _resolve_eps(eps)
     if weight is not None:
         weight = weight.contiguous()
-    if torch.compiler.is_compiling():
-        y, s, _ = torch.ops.rmsnorm_kernels.fused_add_rms_norm_fwd(
-            _rows(x), _rows(residual), weight, eps
-        )
-    elif _needs_autograd(x, weight, residual):
+    if torch.compiler.is_compiling() or torch.jit.is_tracing():
+        # x and residual themselves: where both are leaves, views of them would get one
+        # gradient buffer between them
+        y, s, _ = torch.ops.rmsnorm_kernels.fused_add_rms_norm_fwd(x, residual, weight, eps)
+        return y, s
+    if _needs_autograd(x, weight, residual):
         return FusedAddRMSNormFunction.apply(x, residual, weight, eps)
     else:
         y, s, _ = _forward(_rows(x), weight, eps, residual=_rows(residual))

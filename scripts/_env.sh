@@ -1,6 +1,7 @@
 # Sourced by scripts/run and scripts/compare: set up .venv and the environment asv runs in.
 # Sets: machine (from --machine or the GPU's name, "cpu-smoke" without one), conf, root,
-# RMSNORM_* vars. Expects: machine, gpu (may be empty); the caller is in the repository root.
+# RMSNORM_* vars. Expects: machine, gpu (may be empty), force (optional: 1 re-registers a
+# machine name whose recorded facts differ); the caller is in the repository root.
 bash scripts/setup >&2
 root=$PWD
 export PATH="$root/.venv/bin:$PATH"
@@ -15,7 +16,7 @@ if [[ -d $wheelhouse ]]; then
 fi
 # the machine's name and facts, its entry in asv's machine file written before asv reads it
 # (sets machine, device, torch_site, facts)
-assignments=$(python -m rmsnorm_bench.machine --register ${machine:+--machine "$machine"} ${gpu:+--gpu "$gpu"})
+assignments=$(python -m rmsnorm_bench.machine --register ${force:+--force} ${machine:+--machine "$machine"} ${gpu:+--gpu "$gpu"})
 eval "$assignments"
 export RMSNORM_BENCH_DEVICE=$device
 # asv's install step (python -m rmsnorm_bench.link_torch) shows these to its environment

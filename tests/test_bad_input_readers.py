@@ -111,6 +111,9 @@ def test_regressions_refuse_an_ambiguous_or_unknown_commit(store, capsys):
     for rev in ("0000000", "no-such-commit"):
         err = refused(capsys, regressions, "--results", store, "--base", A[:8], "--head", rev)
         assert f"--head {rev}: no results for commit" in err
+    # one commit as both: it could never be found slower than itself
+    err = refused(capsys, regressions, "--results", store, "--base", B[:8], "--head", B)
+    assert f"name one commit, {B[:10]}" in err
     # an unambiguous prefix is compared as before
     argv = ["--results", str(store), "--public-time", "--base", "aa", "--head", "b"]
     assert regressions.main(argv) == 0
@@ -210,6 +213,13 @@ def test_publish_refuses_a_results_file_that_is_not_utf8(store, tmp_path, monkey
     monkeypatch.setattr(publish.signal, "signal", lambda *a: None)
     err = refused(capsys, publish, "--html-dir", html, "--branch", "HEAD")
     assert f"publish: {bad}: not UTF-8" in err and stored(html) == before
+
+
+def test_merge_refuses_a_source_with_nothing_to_merge(store, tmp_path, capsys):
+    # a clone's root, or an empty folder, in place of its results/: "0 file(s) copied", exit 0
+    (tmp_path / "clone" / "docs").mkdir(parents=True)
+    err = refused(capsys, merge, tmp_path / "clone", "--into", tmp_path / "into")
+    assert "no machine folder of results under" in err and not (tmp_path / "into").exists()
 
 
 def test_merge_refuses_a_machine_file_without_its_name(store, tmp_path, capsys):

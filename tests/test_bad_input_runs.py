@@ -1,14 +1,17 @@
 """scripts/run and scripts/compare under bad commits, names and signals: refused before asv
 starts (exit status 2, the problem named), and nothing of a stopped run left running."""
 
+import json
 import os
 import signal
 import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 import pytest
+import torch
 
 from rmsnorm_bench import ROOT, asvrun, compare, machine
 
@@ -29,6 +32,7 @@ def check(*asv_args):
         (("find", "HEAD~1..HEAD", "("), "'(' is not a regular expression"),
         (("continuous", "HEAD", "nosuchbranch"), "'nosuchbranch' is not a commit"),
         (("run", "--no-such-option"), "asv refuses"),
+        (("continuous", "HEAD", "HEAD^{commit}"), "name one commit"),
     ],
 )
 def test_asv_arguments_are_checked_before_asv_runs(args, message):
@@ -206,3 +210,121 @@ def test_forward_signals_passes_status_and_standard_input_on():
     script = forward_signals_script("import sys; sys.exit(len(sys.stdin.read()))")
     done = subprocess.run(["bash", "-c", script], input="12345", text=True, timeout=60)
     assert done.returncode == 5
+
+
+# a machine's name: at most NAME_MAX characters, and bound to the facts its results record
+
+H200 = {"gpu": "NVIDIA H200", "gpu_count": "1", "cuda": "13.0", "driver": "580.159.04"}
+H200 = {**H200, "torch": "2.11.0+cu130", "triton": "3.6.0", "cpu": "Xeon", "num_cpu": "16"}
+CPU = {"gpu": "none", "gpu_count": "0", "torch": "2.13.0+cpu", "triton": "3.6.0", "cpu": "EPYC"}
+
+
+def recorded(results, name, facts):
+    """results/NAME/machine.json as asv writes it: the facts, the name, asv's version."""
+    (results / name).mkdir(parents=True, exist_ok=True)
+    path = results / name / "machine.json"
+    path.write_text(json.dumps({**facts, "machine": name, "version": 1}))
+    return path
+
+
+def register(monkeypatch, tmp_path, host: dict, *argv) -> int:
+    """machine --register on a host of the facts `host`, HOME and results/ in tmp_path."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setattr(machine, "facts", lambda: dict(host))
+    try:
+        return machine.main(["--register", "--results", str(tmp_path / "results"), *argv])
+    except SystemExit as stopped:
+        return stopped.code
+
+
+def test_a_machine_name_is_bound_to_the_facts_of_its_results(monkeypatch, tmp_path, capsys):
+    results = tmp_path / "results"
+    recorded(results, "nvidia-h200", H200)
+    asv_file = tmp_path / ".asv-machine.json"
+    # the issue's: a host without a GPU, run as nvidia-h200
+    assert register(monkeypatch, tmp_path, CPU, "--machine", "nvidia-h200") == 2
+    err = capsys.readouterr().err
+    for difference in (
+        "gpu 'NVIDIA H200' there, 'none' here",
+        "gpu_count '1' there, '0' here",
+        "driver '580.159.04' there, '(none)' here",
+        "torch '2.11.0+cu130' there, '2.13.0+cpu' here",
+    ):
+        assert difference in err
+    assert "--machine NAME" in err and "--force" in err and "cpu 'Xeon'" not in err
+    assert not asv_file.exists()  # nothing written
+    # the same machine with another CPU count or Triton: the same name (they bind nothing)
+    same = {**H200, "num_cpu": "8", "triton": "3.9.0"}
+    assert register(monkeypatch, tmp_path, same, "--machine", "nvidia-h200") == 0
+    # a new driver: refused, then re-registered with --force, and only then
+    newer = {**H200, "driver": "590.1"}
+    assert register(monkeypatch, tmp_path, newer, "--machine", "nvidia-h200") == 2
+    assert "driver '580.159.04' there, '590.1' here" in capsys.readouterr().err
+    assert json.loads(asv_file.read_text())["nvidia-h200"]["driver"] == "580.159.04"
+    assert register(monkeypatch, tmp_path, newer, "--machine", "nvidia-h200", "--force") == 0
+    assert json.loads(asv_file.read_text())["nvidia-h200"]["driver"] == "590.1"
+    # a new name, and a name with no machine.json yet, are free
+    assert register(monkeypatch, tmp_path, CPU, "--machine", "laptop") == 0
+
+
+def test_a_machine_file_that_records_too_little_or_is_unreadable_binds_by_name(
+    monkeypatch, tmp_path, capsys
+):
+    results = tmp_path / "results"
+    path = recorded(results, "cpu-smoke", {})  # a machine.json missing its facts
+    assert register(monkeypatch, tmp_path, CPU) == 2  # cpu-smoke: this host's default name
+    assert "gpu '(not recorded)' there, 'none' here" in capsys.readouterr().err
+    path.write_text('{"machine": "cpu-smo')
+    assert register(monkeypatch, tmp_path, CPU) == 2
+    err = capsys.readouterr().err
+    assert f"{path}: not valid JSON" in err and "Traceback" not in err
+    assert not (tmp_path / ".asv-machine.json").exists()
+    with pytest.raises(SystemExit) as stopped:
+        machine.main(["--force"])
+    assert stopped.value.code == 2 and "--force goes with --register" in capsys.readouterr().err
+
+
+def test_a_gpu_index_that_names_no_gpu_is_refused(monkeypatch, tmp_path, capsys):
+    # CUDA_VISIBLE_DEVICES=7 on a host of one GPU leaves none: the run would have taken the
+    # CPU smoke mode as "cpu-smoke"
+    assert register(monkeypatch, tmp_path, CPU, "--gpu", "7") == 2
+    assert "--gpu 7: no GPU of that index" in capsys.readouterr().err
+    assert not (tmp_path / ".asv-machine.json").exists()
+
+
+def test_a_machine_name_too_long_for_a_file_name_is_refused_first(monkeypatch, tmp_path, capsys):
+    # the issue's: 300 characters ended in a raw OSError after the name was written to
+    # ~/.asv-machine.json
+    assert machine.NAME.fullmatch("a" * machine.NAME_MAX)
+    name = "a" * 300
+    assert register(monkeypatch, tmp_path, CPU, "--machine", name) == 2
+    err = capsys.readouterr().err
+    assert "(300 characters)" in err and f"at most {machine.NAME_MAX} characters" in err
+    assert not (tmp_path / ".asv-machine.json").exists()
+    with pytest.raises(SystemExit) as stopped:
+        asvrun.main(["--machine", name, "--", "run", "HEAD^!"])
+    assert stopped.value.code == 2 and "(300 characters)" in capsys.readouterr().err
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="this host could be the committed H200")
+def test_scripts_run_refuses_a_machine_name_of_other_facts_and_force_re_registers(tmp_path):
+    # scripts/run on this host (no H200) as nvidia-h200: refused before anything is written;
+    # with --force, registered (in a scratch HOME). An unknown backend stops both runs before
+    # asv starts, should the machine check let one through.
+    extensions = os.environ.get(
+        "TORCH_EXTENSIONS_DIR", str(Path.home() / ".cache/torch_extensions")
+    )
+    env = {**os.environ, "HOME": str(tmp_path), "TORCH_EXTENSIONS_DIR": extensions}
+    env["RMSNORM_BENCH_BACKENDS"] = "tritn"
+    status = ["git", "status", "--porcelain", "results", "html"]
+    tracked = subprocess.run(status, cwd=ROOT, capture_output=True).stdout
+    run = ["bash", "scripts/run", "--machine", "nvidia-h200", "--no-publish"]
+    done = subprocess.run(run, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert "the name 'nvidia-h200' stands for another machine's results" in done.stderr
+    assert "unknown backend" not in done.stderr and not (tmp_path / ".asv-machine.json").exists()
+    forced = subprocess.run([*run, "--force"], cwd=ROOT, env=env, capture_output=True,
+                            text=True, timeout=600)  # fmt: skip
+    assert forced.returncode == 2 and "unknown backend(s) 'tritn'" in forced.stderr
+    assert json.loads((tmp_path / ".asv-machine.json").read_text())["nvidia-h200"]["gpu"] == "none"
+    assert subprocess.run(status, cwd=ROOT, capture_output=True).stdout == tracked

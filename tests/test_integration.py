@@ -96,6 +96,119 @@ def test_cuda_graph_capture_and_replay():
 
 
 # ---------------------------------------------------------------------------------------------
+# TorchScript: the modules script and trace on both host paths (CI runs this file on each)
+# ---------------------------------------------------------------------------------------------
+
+MODULES = {
+    "RMSNorm": lambda: rk.RMSNorm(8),
+    "RMSNorm of two dims": lambda: rk.RMSNorm([3, 8], eps=1e-5),
+    "RMSNorm without weight": lambda: rk.RMSNorm(8, elementwise_affine=False),
+    "FusedAddRMSNorm": lambda: rk.FusedAddRMSNorm(8),
+}
+
+
+def _module_and_inputs(name):
+    module = MODULES[name]()
+    if module.weight is not None:
+        with torch.no_grad():
+            module.weight.uniform_(0.5, 1.5)
+    g = torch.Generator().manual_seed(5)
+    x = torch.randn(2, 3, 8, generator=g).to(DEVICE)
+    args = (x, torch.randn(2, 3, 8, generator=g).to(DEVICE)) if "Fused" in name else (x,)
+    return module.to(DEVICE), args
+
+
+def _outputs_and_grads(module, args):
+    leaves = [a.detach().clone().requires_grad_() for a in args]
+    out = module(*leaves)
+    out = out if isinstance(out, tuple) else (out,)
+    sum((o.float() * (i + 1)).sum() for i, o in enumerate(out)).backward()
+    storage = {leaf.grad.untyped_storage().data_ptr() for leaf in leaves}
+    assert len(storage) == len(leaves), "two leaves' .grad share one buffer"
+    grads = [leaf.grad for leaf in leaves] + [p.grad.clone() for p in module.parameters()]
+    for p in module.parameters():
+        p.grad = None
+    return [o.detach() for o in out], grads
+
+
+@pytest.mark.parametrize("how", ["script", "trace", "compile"])
+@pytest.mark.parametrize("name", list(MODULES))
+def test_modules_script_trace_and_compile_like_eager(name, how, tmp_path):
+    # inputs of three dimensions, both leaves: a view of one would hide it from the backward,
+    # which then gave x and residual one gradient buffer between them
+    module, args = _module_and_inputs(name)
+    expected = _outputs_and_grads(module, args)
+    if how == "compile":
+        jitted = torch.compile(module, backend="aot_eager", fullgraph=True)
+    else:
+        jitted = torch.jit.script(module) if how == "script" else torch.jit.trace(module, args)
+    for got, want in zip(_outputs_and_grads(jitted, args), expected, strict=True):
+        for a, b in zip(got, want, strict=True):
+            torch.testing.assert_close(a, b, **tolerance(torch.float32))
+    if how == "compile":
+        return
+    torch.jit.save(jitted, tmp_path / "module.pt")  # and it loads in a process with the ops
+    loaded = torch.jit.load(tmp_path / "module.pt")
+    for a, b in zip(_outputs_and_grads(loaded, args)[0], expected[0], strict=True):
+        torch.testing.assert_close(a, b, **tolerance(torch.float32))
+
+
+JIT_ERRORS = (torch.jit.Error, RuntimeError)  # how TorchScript raises what the code raised
+
+
+def test_scripted_modules_refuse_what_eager_ones_refuse():
+    scripted = torch.jit.script(rk.RMSNorm(8).to(DEVICE))
+    for bad, problem in (
+        (torch.randn(2, 7), r"trailing dims are \[8\], got \[2, 7\]"),
+        (torch.randn(2, 8, dtype=torch.float64), "x has dtype torch.float64"),
+    ):
+        with pytest.raises(JIT_ERRORS, match=problem):
+            scripted(bad.to(DEVICE))
+    fused = torch.jit.script(rk.FusedAddRMSNorm(8).to(DEVICE))
+    with pytest.raises(JIT_ERRORS, match=r"residual has shape \[2, 4\]"):
+        fused(torch.randn(2, 8, device=DEVICE), torch.randn(2, 4, device=DEVICE))
+    negative = rk.RMSNorm(8, eps=-1.0).to(DEVICE)
+    with pytest.raises(JIT_ERRORS, match="eps must be a non-negative number"):
+        torch.jit.script(negative)(torch.randn(2, 8, device=DEVICE))
+
+
+def test_the_operators_check_their_inputs_on_both_host_paths():
+    # TorchScript calls them directly: on the Python path they checked nothing, and a weight
+    # of the wrong length was read past its end
+    x = torch.randn(4, 8, device=DEVICE)
+    with pytest.raises(ValueError, match=r"weight has shape \(7,\)"):
+        OPS.rms_norm_fwd(x, torch.ones(7, device=DEVICE), 1e-6)
+    with pytest.raises(ValueError, match="eps must be a non-negative number"):
+        OPS.rms_norm_fwd(x, None, -1.0)
+    with pytest.raises(ValueError, match="residual has shape"):
+        OPS.fused_add_rms_norm_fwd(x, x[:2], None, 1e-6)
+    strided = torch.randn(16, device=DEVICE)[::2]  # a weight read with its stride
+    y, _ = OPS.rms_norm_fwd(x, strided, 1e-6)
+    torch.testing.assert_close(y, torch.nn.functional.rms_norm(x, (8,), strided, 1e-6))
+
+
+def test_scripted_default_eps_is_float32s():
+    from rmsnorm_kernels import modules, ops
+
+    assert modules._scripted_eps(None) == ops.F32_EPS == torch.finfo(torch.float32).eps
+
+
+def test_replace_refuses_a_scripted_model_by_name():
+    scripted = torch.jit.script(torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.RMSNorm(8)))
+    with pytest.raises(TypeError, match="replace its norms first, then script it"):
+        rk.replace_rmsnorm(scripted)
+
+
+def test_a_model_with_replaced_norms_scripts():
+    model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.RMSNorm(8), CopiedLlamaRMSNorm(8))
+    x = torch.randn(3, 8)
+    expected = model(x)
+    assert rk.replace_rmsnorm(model) == 2
+    scripted = torch.jit.script(model.to(DEVICE))
+    torch.testing.assert_close(scripted(x.to(DEVICE)).cpu(), expected, **tolerance(torch.float32))
+
+
+# ---------------------------------------------------------------------------------------------
 # replace_rmsnorm
 # ---------------------------------------------------------------------------------------------
 
@@ -125,7 +238,7 @@ def test_replace_torch_rmsnorm_keeps_parameters():
 
 def test_replace_leaves_float64_norms_alone_and_names_them():
     model = torch.nn.Sequential(torch.nn.RMSNorm(8, dtype=torch.float64), torch.nn.RMSNorm(8))
-    with pytest.warns(UserWarning, match=r"0 \(RMSNorm\)"):
+    with pytest.warns(UserWarning, match=r"0 \(RMSNorm: its weight is torch.float64"):
         assert rk.replace_rmsnorm(model) == 1
     x = torch.randn(2, 8, dtype=torch.float64)
     torch.testing.assert_close(model[0](x), torch.nn.functional.rms_norm(x, (8,), model[0].weight))
@@ -133,9 +246,140 @@ def test_replace_leaves_float64_norms_alone_and_names_them():
 
 def test_replace_leaves_different_semantics_alone_and_reports():
     model = torch.nn.Sequential(torch.nn.RMSNorm(8), GemmaStyleRMSNorm(8))
-    with pytest.warns(UserWarning, match=r"left 1 module\(s\) alone.*1 \(GemmaStyleRMSNorm\)"):
+    with pytest.warns(UserWarning, match=r"left 1 module\(s\) alone.*1 \(GemmaStyleRMSNorm: "):
         assert rk.replace_rmsnorm(model) == 1
     assert type(model[1]) is GemmaStyleRMSNorm
+
+
+class CopiedLlamaRMSNorm(torch.nn.Module):
+    """transformers' LlamaRMSNorm, as its copies in other models have it (names aside)."""
+
+    def __init__(self, hidden_size, eps=1e-6):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.ones(hidden_size))
+        self.variance_epsilon = eps
+
+    def forward(self, hidden_states):
+        input_dtype = hidden_states.dtype
+        hidden_states = hidden_states.to(torch.float32)
+        variance = hidden_states.pow(2).mean(-1, keepdim=True)
+        hidden_states = hidden_states * torch.rsqrt(variance + self.variance_epsilon)
+        return self.weight * hidden_states.to(input_dtype)
+
+    def extra_repr(self):
+        return f"{tuple(self.weight.shape)}, eps={self.variance_epsilon}"
+
+
+class Olmo2StyleRMSNorm(CopiedLlamaRMSNorm):
+    """The product in float32, cast once: Llama's code but for the last line."""
+
+    def forward(self, hidden_states):
+        input_dtype = hidden_states.dtype
+        hidden_states = hidden_states.to(torch.float32)
+        variance = hidden_states.pow(2).mean(-1, keepdim=True)
+        hidden_states = hidden_states * torch.rsqrt(variance + self.variance_epsilon)
+        return (self.weight * hidden_states).to(input_dtype)
+
+
+class Doubled(torch.nn.RMSNorm):  # the issue's example: no "RMSNorm" in its name
+    def forward(self, x):
+        return super().forward(x) * 2
+
+
+class WithNorm(torch.nn.RMSNorm):  # a method forward does not call may still be called
+    def _norm(self, x):
+        return x * 2
+
+
+class WithCall(torch.nn.RMSNorm):
+    def __call__(self, x):
+        return super().__call__(x) * 2
+
+
+class Described(torch.nn.RMSNorm):  # construction and text only: the same computation
+    def __init__(self, n, eps=None):
+        super().__init__(n, eps)
+        self.note = "mine"
+
+    def extra_repr(self):
+        return "described"
+
+
+def _left_alone(model, why):
+    """replace_rmsnorm replaces nothing, names the module and why, and the output stays."""
+    x = torch.randn(3, 8)
+    expected = model(x)
+    with pytest.warns(UserWarning, match=why):
+        assert rk.replace_rmsnorm(model) == 0
+    torch.testing.assert_close(model(x), expected)
+
+
+@pytest.mark.parametrize(
+    "norm,why",
+    [
+        (Doubled(8), r"0 \(Doubled: Doubled.forward may change"),
+        (WithNorm(8), r"WithNorm._norm may change"),
+        (WithCall(8), r"WithCall.__call__ may change"),
+        (Olmo2StyleRMSNorm(8), r"Olmo2StyleRMSNorm: its forward is not torch.nn.RMSNorm's"),
+    ],
+)
+def test_replace_leaves_subclasses_that_compute_otherwise_alone(norm, why):
+    with torch.no_grad():
+        norm.weight.uniform_(0.5, 1.5)
+    _left_alone(torch.nn.Sequential(norm), why)
+
+
+def test_replace_leaves_hooks_parametrizations_and_patched_forwards_alone():
+    hooked = torch.nn.RMSNorm(8)
+    hooked.register_forward_hook(lambda module, args, out: out * 3)
+    _left_alone(torch.nn.Sequential(hooked), r"it has hooks \(forward_hooks\)")
+
+    class Scaled(torch.nn.Module):
+        def forward(self, w):
+            return w * 2
+
+    parametrized = torch.nn.RMSNorm(8)
+    torch.nn.utils.parametrize.register_parametrization(parametrized, "weight", Scaled())
+    _left_alone(torch.nn.Sequential(parametrized), r"ParametrizedRMSNorm.weight may change")
+
+    patched = torch.nn.RMSNorm(8)
+    patched.forward = lambda x: x * 4
+    _left_alone(torch.nn.Sequential(patched), "its instance has a forward of its own")
+
+    extra = CopiedLlamaRMSNorm(8)
+    extra.register_buffer("scale", torch.ones(8))
+    _left_alone(torch.nn.Sequential(extra), "it holds scale beyond its weight")
+
+    tensor_eps = CopiedLlamaRMSNorm(8)
+    tensor_eps.variance_epsilon = torch.tensor(1e-6)
+    _left_alone(torch.nn.Sequential(tensor_eps), r"its eps \(tensor\(.*\)\) is not a number")
+
+
+def test_replace_takes_subclasses_that_only_describe_themselves_and_copies_of_llamas():
+    model = torch.nn.Sequential(Described(8, eps=1e-5), CopiedLlamaRMSNorm(8, eps=1e-5))
+    with torch.no_grad():
+        for norm in model:
+            norm.weight.uniform_(0.5, 1.5)
+    x = torch.randn(3, 8)
+    expected = model(x)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert rk.replace_rmsnorm(model) == 2
+    assert isinstance(model[0], rk.RMSNorm) and model[0].eps == 1e-5
+    assert model[1].variance_epsilon == 1e-5
+    torch.testing.assert_close(model(x), expected, **tolerance(torch.float32))
+
+
+def test_replace_tells_transformers_norms_apart_by_their_code():
+    pytest.importorskip("transformers")
+    # Mistral's is a copy of Llama's; Olmo2's casts after the product
+    from transformers.models.mistral.modeling_mistral import MistralRMSNorm
+    from transformers.models.olmo2.modeling_olmo2 import Olmo2RMSNorm
+
+    model = torch.nn.Sequential(MistralRMSNorm(8), Olmo2RMSNorm(8))
+    with pytest.warns(UserWarning, match=r"1 \(Olmo2RMSNorm: its forward is not"):
+        assert rk.replace_rmsnorm(model) == 1
+    assert isinstance(model[0], rk.RMSNorm) and type(model[1]) is Olmo2RMSNorm
 
 
 def test_replace_reaches_every_place_a_shared_norm_is_registered(device):

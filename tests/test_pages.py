@@ -6,6 +6,8 @@ import pytest
 
 from rmsnorm_bench import pages, publish
 
+from .test_tracker import ASV_FIELDS, write_machine
+
 BENCH = "bench_rmsnorm.RMSNormForward.track_device_time"
 CASES = ["1x256-bf16", "1x4096-bf16", "16384x4096-bf16"]
 
@@ -14,6 +16,7 @@ def run(machine, gpu, seconds: dict, commit="a" * 40, date=1):
     """A results file's content: BENCH's figures {(case, backend): seconds}."""
     backends = ["triton", "torch"]
     return {
+        **ASV_FIELDS,
         "commit_hash": commit,
         "date": date,
         "params": {"machine": machine, "gpu": gpu},
@@ -48,7 +51,7 @@ def test_the_gpu_machines_view_is_the_default(tmp_path):
     gpu = {(c, "triton"): t for c, t in zip(CASES[1:], [3e-6, 4e-4], strict=True)}
     for machine, gpu_name, figures in [("cpu-smoke", "none", {(CASES[0], "triton"): 0.5}),
                                        ("nvidia-h200", "NVIDIA H200", gpu)]:  # fmt: skip
-        (tmp_path / machine).mkdir()
+        write_machine(tmp_path / machine)
         content = run(machine, gpu_name, figures)
         (tmp_path / machine / "aaaaaaaa-env.json").write_text(json.dumps(content))
     runs = pages.machines(tmp_path)

@@ -6,6 +6,8 @@ in seconds; one real `scripts/run`, refused before it measures, is at the end.""
 
 import json
 import os
+import re
+import shutil
 import signal
 import subprocess
 import sys
@@ -15,7 +17,17 @@ from pathlib import Path
 
 import pytest
 
-from rmsnorm_bench import ROOT, asvfiles, asvrun, machine, merge, publish, regressions, report
+from rmsnorm_bench import (
+    ROOT,
+    asvfiles,
+    asvrun,
+    dashboard,
+    machine,
+    merge,
+    publish,
+    regressions,
+    report,
+)
 from rmsnorm_bench import instrument as common
 
 from .test_tracker import fake_site, shell, write_run
@@ -64,7 +76,7 @@ def store(tmp_path, monkeypatch):
     write_run(
         results / "h200", A, 1, {("1x256-bf16", "triton"): 1e-3, ("1x256-bf16", "torch"): 2e-3}
     )
-    (results / "h200" / "machine.json").write_text('{"machine": "h200"}')
+    (results / "h200" / "machine.json").write_text('{"machine": "h200", "version": 1}')
     (results / "benchmarks.json").write_text('{"version": 2}')
     return results
 
@@ -325,7 +337,7 @@ def test_a_corrupt_machine_file_is_named(tmp_path, monkeypatch, capsys):
         machine.register("cpu-smoke", {}, path)
     monkeypatch.setenv("HOME", str(tmp_path))
     with pytest.raises(SystemExit) as refused:
-        machine.main(["--register"])
+        machine.main(["--register", "--results", str(tmp_path / "results")])
     assert refused.value.code == 2 and str(path) in capsys.readouterr().err
     assert path.read_text() == '{"cpu-smoke": {"machine": "cpu-sm'
 
@@ -350,6 +362,11 @@ def test_publish_counts_figures_its_graphs_leave_out(store):
     (line,) = publish.check_results(store)
     assert "h200" in line and BENCH in line and "1 figure(s) of 1 commit(s)" in line
     assert "'old'" in line
+    # a benchmark benchmarks.json does not list (renamed, or another clone's): not shown
+    unknown = "bench_rmsnorm.Renamed.track_time"
+    write_run(store / "h200", "c" * 40, 3, {("1x256-bf16", "triton"): 1e-3}, bench=unknown)
+    lines = publish.check_results(store)
+    assert any(f"{unknown}: 1 figure(s) of 1 commit(s) are not shown" in x for x in lines)
 
 
 def test_report_resolves_revisions_and_refuses_ambiguous_prefixes(store, capsys):
@@ -362,6 +379,188 @@ def test_report_resolves_revisions_and_refuses_ambiguous_prefixes(store, capsys)
         report.main(["--results", str(store), "--commit", "aaaa"])
     err = capsys.readouterr().err
     assert refused.value.code == 2 and "matches 2 commits" in err and "aaaacccccc" in err
+
+
+# 8. one rule for every tool that reads results (asvfiles.load_runs): one file per machine and
+# commit, figures finite numbers >= 0 or null (NaN: asv's skipped), asv's results format 2
+
+
+def refused_by_every_reader(results: Path, problem: str, capsys, tmp_path) -> None:
+    """regressions, report, publish, the dashboard check and merge (into an empty folder)
+    each refuse `results` with status 2, naming `problem`; nothing is written."""
+    before = stored(results)
+    argvs = {
+        regressions: ["--results", results, "--public-time"],
+        report: ["--results", results],
+        dashboard: [fake_index(tmp_path / "html"), "--results", results],
+        merge: [results, "--into", tmp_path / "merged"],
+    }
+    for tool, argv in argvs.items():
+        with pytest.raises(SystemExit) as refused:
+            tool.main([str(a) for a in argv])
+        err = capsys.readouterr().err
+        assert refused.value.code == 2, (tool.__name__, err)
+        assert problem in err and "Traceback" not in err, (tool.__name__, err)
+    with pytest.raises(publish.PublishError, match=re.escape(problem)):
+        publish.check_results(results)
+    assert stored(results) == before and not (tmp_path / "merged").exists()
+
+
+def fake_index(folder: Path) -> Path:
+    """The smallest index.json the dashboard check reads before anything else."""
+    folder.mkdir()
+    (folder / "index.json").write_text('{"revision_to_hash": {}, "params": {}, "machines": {}}')
+    return folder
+
+
+def test_a_second_file_for_one_commit_is_refused_by_every_reader(store, tmp_path, capsys):
+    # the issue's: B measured again under another environment name, beside A and B
+    write_run(store / "h200", B, 2, {("1x256-bf16", "triton"): 1e-3})
+    first = file_of(store, B)
+    second = first.with_name(f"{B[:8]}-virtualenv-py3.12.json")
+    run = json.loads(first.read_text())
+    second.write_text(json.dumps({**run, "env_name": "virtualenv-py3.12", "python": "3.12"}))
+    problem = f"2 results files hold commit {B[:8]} ({first.name}, {second.name})"
+    refused_by_every_reader(store, problem, capsys, tmp_path)
+    # merge: a file of another environment for a commit this folder has already
+    source = tmp_path / "src"
+    (source / "h200").mkdir(parents=True)
+    shutil.move(second, source / "h200" / second.name)
+    before = stored(store)
+    with pytest.raises(SystemExit) as refused:
+        merge.main([str(source), "--into", str(store)])
+    err = capsys.readouterr().err
+    assert refused.value.code == 2 and problem in err and stored(store) == before
+
+
+@pytest.mark.parametrize(
+    "value,problem",
+    [
+        ("0.01", '"0.01" is not a number'),
+        (True, "true is not a number"),
+        (-1e6, "-1000000.0 is negative"),
+        (float("inf"), "inf is not a finite number"),
+        (0.0, "0 s is no measurement"),
+    ],
+)
+def test_figures_that_cannot_be_measurements_are_refused_by_every_reader(
+    value, problem, store, tmp_path, capsys
+):
+    write_run(store / "h200", B, 2, {("1x256-bf16", "triton"): 1e-3})
+    path = file_of(store, A)
+    run = json.loads(path.read_text())
+    run["results"][BENCH][0][0] = value  # the figure of ("1x256-bf16", "torch")
+    path.write_text(json.dumps(run))
+    refused_by_every_reader(store, f"{BENCH}('1x256-bf16', 'torch'): {problem}", capsys, tmp_path)
+
+
+def test_a_sample_that_is_no_number_is_refused(store):
+    path = write_run(
+        store / "h200", B, 2, {("1x256-bf16", "triton"): 1e-3},
+        samples={("1x256-bf16", "triton"): [1e-3, "x"]},
+    )  # fmt: skip
+    with pytest.raises(asvfiles.BadFile, match=r"triton'\): a sample: \"x\" is not a number"):
+        asvfiles.load_runs(path.parent)
+
+
+def test_skipped_and_failed_figures_and_a_peak_memory_of_zero_are_read(store, capsys):
+    memory = "bench_rmsnorm.RMSNormBackward.track_peak_memory"
+    write_run(store / "h200", A, 1, {("1x256-bf16", "triton"): 0}, bench=memory)
+    write_run(store / "h200", B, 2, {("1x256-bf16", "triton"): 4096, ("1x256-bf16", "torch"): NAN},
+              bench=memory)  # fmt: skip
+    # from 0 bytes to 4096 is a regression: a figure of 0 is compared like any other
+    assert regressions.main(["--results", str(store)]) == 1
+    assert "0 -> 4096 (from 0)" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("version,problem", [(3, "'version' is 3"), (None, "no 'version'")])
+def test_results_of_another_asv_format_are_refused_by_every_reader(
+    version, problem, store, tmp_path, capsys
+):
+    # the issue's: the gate and report took a "version": 3 file as the newest commit, which
+    # asv publish leaves out
+    path = write_run(store / "h200", B, 2, {("1x256-bf16", "triton"): 1e-3})
+    run = json.loads(path.read_text())
+    run.pop("version") if version is None else run.update(version=version)
+    path.write_text(json.dumps(run))
+    refused_by_every_reader(store, f"{path}: not a usable asv results file: {problem}", capsys,
+                            tmp_path)  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "content,problem",
+    [
+        ('{"machine": "h200"}', "machine.json: not a usable asv machine file: no 'version'"),
+        (None, "no machine.json beside its results"),
+    ],
+)
+def test_a_machine_folder_asv_publish_would_skip_is_refused_by_every_reader(
+    content, problem, store, tmp_path, capsys
+):
+    # asv publish leaves out every result of a machine whose machine.json it cannot read
+    machine_file = store / "h200" / "machine.json"
+    machine_file.unlink() if content is None else machine_file.write_text(content)
+    refused_by_every_reader(store, problem, capsys, tmp_path)
+
+
+def test_a_results_file_asv_would_skip_is_refused(store):
+    path = file_of(store, A)
+    run = json.loads(path.read_text())
+    for change, problem in (
+        ({"commit_hash": A[:8]}, "is not a commit's full hash"),
+        ({"python": None}, "'python' is not a str"),
+        ({"result_columns": [*run["result_columns"], "extra"]}, "'extra': asv reads no such"),
+        (
+            {"results": {BENCH: [[1e-3], [["'1x256-bf16"], ["'triton'"]], "v"]}},
+            "parameter value(s) '1x256-bf16 are no repr",
+        ),
+    ):
+        path.write_text(json.dumps({**run, **change}))
+        with pytest.raises(asvfiles.BadFile, match=re.escape(problem)):
+            asvfiles.load_run(path)
+
+
+def test_publish_refuses_commits_this_clone_lacks_and_names_those_off_the_branch(store):
+    def first_parents(rev):
+        return git("rev-list", "--first-parent", rev).split()
+
+    merges = git("rev-list", "--first-parent", "--merges", "-n", "1", "HEAD").split()
+    if not merges:
+        pytest.skip("no merge commit in this clone's history")
+    side = git("rev-parse", f"{merges[0]}^2").strip()  # a commit off HEAD's first parents
+    assert side not in first_parents("HEAD")
+    for path in asvfiles.results_files(store / "h200"):
+        path.unlink()
+    write_run(store / "h200", git("rev-parse", "HEAD").strip(), 2, {("1x256-bf16", "triton"): 1e-3})
+    write_run(store / "h200", side, 1, {("1x256-bf16", "triton"): 1e-3})
+    (store / "benchmarks.json").write_text(json.dumps({BENCH: {"version": "v"}}))
+    (warning,) = publish.check_results(store, ["HEAD"])
+    assert f"h200: {side[:8]}: not on the first-parent history of HEAD" in warning
+    write_run(store / "h200", A, 3, {("1x256-bf16", "triton"): 1e-3})  # no commit of this clone
+    with pytest.raises(publish.PublishError, match=f"does not have \\(h200: {A[:8]}\\)"):
+        publish.check_results(store, ["HEAD"])
+
+
+def git(*args) -> str:
+    return subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True).stdout
+
+
+def test_a_run_in_another_environment_replaces_the_commits_file_and_keeps_it(
+    store, tmp_path, capsys
+):
+    before = file_of(store, A).read_bytes()
+    other = file_of(store, A).with_name(f"{A[:8]}-virtualenv-py3.12.json")
+    new = run_file(store, A, {("1x256-bf16", "triton"): 4e-3})
+    assert guarded(store, fake_asv(tmp_path, {other: new})) == 0
+    assert [p.name for p in asvfiles.results_files(store / "h200")] == [other.name]
+    kept = store / "h200" / "replaced" / f"{file_of(store, A).name}.1.replaced"
+    assert kept.read_bytes() == before
+    assert "measured again in another environment" in capsys.readouterr().err
+    # one that measured nothing leaves the stored file as it was
+    nothing = run_file(store, A, {("1x256-bf16", "triton"): NAN})
+    third = other.with_name(f"{A[:8]}-virtualenv-py3.13.json")
+    assert guarded(store, fake_asv(tmp_path, {third: nothing})) == 2
+    assert [p.name for p in asvfiles.results_files(store / "h200")] == [other.name]
 
 
 # 9. preview and interruption leave nothing behind

@@ -8,6 +8,8 @@ import pytest
 from rmsnorm_bench import report
 from rmsnorm_bench.instrument import Shape, ideal_bytes
 
+from .test_tracker import ASV_FIELDS, write_machine
+
 CASE = "4096x4096-bf16"
 BENCH = "bench_rmsnorm.RMSNormForward.track_device_time"
 BACKENDS = ["triton", *report.PEERS]
@@ -17,6 +19,7 @@ def write_results(root, machine, seconds: dict):
     """One results file: the forward suite's device time of CASE for the given backends (the
     others skipped, as asv stores them: null)."""
     run = {
+        **ASV_FIELDS,
         "commit_hash": "c" * 40,
         "date": 1,
         "params": {"machine": machine},
@@ -32,7 +35,7 @@ def write_results(root, machine, seconds: dict):
         },
     }
     folder = root / machine
-    folder.mkdir(parents=True)
+    write_machine(folder)
     (folder / "cccccccc-virtualenv-py3.11.json").write_text(json.dumps(run))
 
 

@@ -31,6 +31,8 @@ from rmsnorm_bench import instrument as common
 from .conftest import cpu_path_env
 
 COLUMNS = ["result", "params", "version", "started_at", "duration"]
+# what asv writes in every results file besides the figures (version: its results format)
+ASV_FIELDS = {"env_name": "virtualenv-py3.11", "python": "3.11", "requirements": {}, "version": 2}
 TOOLS = [
     "asvfiles",
     "asvrun",
@@ -100,6 +102,7 @@ def write_run(
         columns = [*COLUMNS, "stats_repeat", "samples"]
         row += [[len(s) if s else None for s in each], each]
     run = {
+        **ASV_FIELDS,
         "commit_hash": commit,
         "date": date,
         "params": {"machine": folder.name},
@@ -107,8 +110,18 @@ def write_run(
         "results": {bench: row},
     }
     folder.mkdir(parents=True, exist_ok=True)
+    if not (folder / "machine.json").exists():  # asv writes it with every run
+        write_machine(folder)
     path = folder / f"{commit[:8]}-virtualenv-py3.11.json"
     path.write_text(json.dumps(run))
+    return path
+
+
+def write_machine(folder: Path, **facts) -> Path:
+    """A machine folder's machine.json as asv writes it: its name, facts and asv's format."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "machine.json"
+    path.write_text(json.dumps({**facts, "machine": folder.name, "version": 1}))
     return path
 
 
@@ -308,7 +321,7 @@ def test_merge_copies_new_and_refuses_conflicts(tmp_path, capsys):
     write_run(theirs / "h200", "a" * 40, 1, {("1x4096-bf16", "triton"): 1e-4})  # identical
     write_run(theirs / "mi355x", "b" * 40, 2, {("1x4096-bf16", "triton"): 2e-4})  # new
     assert merge.main([str(theirs), "--into", str(ours)]) == 0
-    assert "1 file(s) copied, 1 already here" in capsys.readouterr().out
+    assert "2 file(s) copied, 2 already here" in capsys.readouterr().out  # machine.json too
     assert (ours / "mi355x" / f"{'b' * 8}-virtualenv-py3.11.json").exists()
 
     write_run(theirs / "h200", "a" * 40, 1, {("1x4096-bf16", "triton"): 9e-4})  # conflicts
