@@ -17,7 +17,8 @@ What scripts/run and scripts/compare call once they have set up the environment:
   it re-measured is replaced and named. A run that measured nothing exits non-zero and
   changes no file; one with overridden shapes or backends leaves benchmarks.json as it was.
 - Each measured case's line (the progress log, .asv/progress-<machine>.log) is shown as it
-  comes, and where the time went is summed up at the end.
+  comes, and where the time went is summed up at the end; each case's phases and each
+  benchmark process's seconds go to .asv/times-<machine>.jsonl.
 
 `asv find` runs under the environment's lock only, with --skip-save: it measures the commits
 it bisects in one process each, without samples, which must not replace stored figures.
@@ -349,6 +350,9 @@ def run_guarded(
         log = (keep_in or state) / f"progress-{machine}.log"
         log.write_text("")
         env[progress.VAR] = str(log)
+        times = (keep_in or state) / f"times-{machine}.jsonl"  # each case's phases, as JSON
+        times.write_text("")
+        env[progress.TIMES_VAR] = str(times)
         follow = Follow(log)
         follow.start()
         start = time.monotonic()

@@ -12,6 +12,7 @@ Several such samples are kept per case so that asv judges differences from stati
 Every backend's outputs and gradients are checked against the fp32 reference first.
 """
 
+import contextlib
 import math
 import os
 import time
@@ -340,33 +341,44 @@ def run_forward(fn, p: Problem):
     return [out] if p.op == "rms_norm" else list(out)
 
 
-def validate(fn, p: Problem) -> dict:
-    """Check outputs and every gradient against the fp32 reference; raise AssertionError.
+def reference(p: Problem) -> tuple[list, list]:
+    """(names, expected values) of every output and gradient of `p`: the fp32 reference's,
+    the same for every backend of one case (measure_suite computes it once per shape)."""
+    import torch
+
+    from rmsnorm_kernels import reference as fp32
+
+    leaves = [t.detach().clone().requires_grad_() for t in p.leaves]
+    if p.op == "rms_norm":
+        x, w = leaves
+        expected = [fp32.rms_norm_reference(x, w, EPS)]
+        names = ["out", "dx", "dweight"]
+    else:
+        x, r, w = leaves
+        expected = list(fp32.fused_add_rms_norm_reference(x, r, w, EPS))
+        names = ["out", "residual_out", "dx", "dresidual", "dweight"]
+    torch.autograd.backward(expected, [g.float() for g in p.grads])
+    expected = [e.detach() for e in expected] + [t.grad for t in leaves]
+    return names, expected
+
+
+def validate(fn, p: Problem, expected: tuple | None = None) -> dict:
+    """Check outputs and every gradient against the fp32 reference (`expected`: reference(p),
+    computed here where not given); raise AssertionError.
 
     Returns {name: largest absolute error} for the record.
     """
     import torch
 
-    from rmsnorm_kernels import reference
+    from rmsnorm_kernels import reference as fp32
 
-    leaves = [t.detach().clone().requires_grad_() for t in p.leaves]
-    if p.op == "rms_norm":
-        x, w = leaves
-        expected = [reference.rms_norm_reference(x, w, EPS)]
-        names = ["out", "dx", "dweight"]
-    else:
-        x, r, w = leaves
-        expected = list(reference.fused_add_rms_norm_reference(x, r, w, EPS))
-        names = ["out", "residual_out", "dx", "dresidual", "dweight"]
-    torch.autograd.backward(expected, [g.float() for g in p.grads])
-    expected += [t.grad for t in leaves]
-
+    names, expected = expected or reference(p)
     p.clear_grads()
     outputs = run_forward(fn, p)
     torch.autograd.backward(outputs, [g.clone() for g in p.grads])  # clone: Liger writes dy
     got = [o.detach() for o in outputs] + [t.grad for t in p.leaves]
     p.clear_grads()
-    tol = reference.tolerance(torch_dtype(p.shape.dtype))
+    tol = fp32.tolerance(torch_dtype(p.shape.dtype))
     errors = {}
     for name, actual, exp in zip(names, got, expected, strict=True):
         if actual is None:
@@ -614,39 +626,71 @@ class Measurement:
     skipped: str | None = None  # why this backend cannot run here
     failed: str | None = None  # why this case failed (wrong result or an error)
     device_time_skipped: str | None = None
+    seconds: dict = field(default_factory=dict)  # where the case's time went (Phases)
+
+
+class Phases:
+    """Wall seconds per named phase of a case, kept in `into` (Measurement.seconds): where a
+    benchmark process's time goes, written to the run's record (progress.record_times)."""
+
+    def __init__(self, into: dict):
+        self.into = into
+
+    @contextlib.contextmanager
+    def __call__(self, name: str):
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.into[name] = self.into.get(name, 0.0) + time.perf_counter() - start
 
 
 def measure_case(
     op: str, phase: str, shape: Shape, backend: str, c: Contract, ours: dict | None = None
 ) -> Measurement:
-    """The figures of one case. `ours` (measure_suite's, one per shape): backend OURS's
-    validated public call is kept in it, and a peer measured after it gets its public ratio
-    (interleaved_ratio) against that call; without it, no ratio."""
+    """The figures of one case. `ours` (measure_suite's, one per shape) holds what the
+    backends of one shape share: the fp32 reference's values (computed once), and backend
+    OURS's validated public call, against which a peer measured after it gets its public
+    ratio (interleaved_ratio); without it, no ratio.
+
+    Each phase's seconds go to the Measurement's `seconds`: the backend made (imports, the
+    package's extension, torch.compile's wrapper), the inputs, validation (the first calls:
+    kernel variants compiled or loaded, torch.compile's graphs), the public figures (time,
+    ratio), the device figures (peak memory, CUDA graphs)."""
     import torch
 
+    seconds = {}
+    timed = Phases(seconds)
     try:  # an error in one backend fails its case; the suite goes on
-        fn = make_backend(backend, op)
-        p = make_problem(op, shape)
-        validate(fn, p)
-        call = timed_call(fn, p, phase)
-        m = Measurement(time=seconds_per_call(call, c))
-        m.public_ratio_skipped = _public_ratio(m, backend, call, ours)
+        with timed("backend"):
+            fn = make_backend(backend, op)
+        with timed("inputs"):
+            p = make_problem(op, shape)
+        with timed("validation"):
+            if ours is not None and "reference" not in ours:
+                ours["reference"] = reference(p)
+            validate(fn, p, (ours or {}).get("reference"))
+        with timed("public"):
+            call = timed_call(fn, p, phase)
+            m = Measurement(time=seconds_per_call(call, c), seconds=seconds)
+            m.public_ratio_skipped = _public_ratio(m, backend, call, ours)
         if DEVICE == "cpu":
             m.device_time_skipped = "device time and GPU memory are measured on GPUs only"
             return m
-        m.peak_memory = peak_memory(call)
-        try:
-            # a fresh problem (same seed): its leaves too are made on the capturing stream
-            fresh = lambda: timed_call(fn, make_problem(op, shape), phase)  # noqa: E731
-            m.device_time, m.device_time_cold = device_seconds(fresh, c, COLD_SAMPLES)
-        except Exception as e:  # capture is not possible for every backend
-            torch.cuda.synchronize()
-            m.device_time_skipped = f"CUDA graph capture failed: {type(e).__name__}: {e}"
+        with timed("device"):
+            m.peak_memory = peak_memory(call)
+            try:
+                # a fresh problem (same seed): its leaves too are made on the capturing stream
+                fresh = lambda: timed_call(fn, make_problem(op, shape), phase)  # noqa: E731
+                m.device_time, m.device_time_cold = device_seconds(fresh, c, COLD_SAMPLES)
+            except Exception as e:  # capture is not possible for every backend
+                torch.cuda.synchronize()
+                m.device_time_skipped = f"CUDA graph capture failed: {type(e).__name__}: {e}"
         return m
     except Unavailable as e:
-        return Measurement(skipped=str(e))
+        return Measurement(skipped=str(e), seconds=seconds)
     except Exception as e:
-        return Measurement(failed=f"{type(e).__name__}: {e}")
+        return Measurement(failed=f"{type(e).__name__}: {e}", seconds=seconds)
     finally:
         if DEVICE == "cuda":
             torch.cuda.empty_cache()
@@ -669,12 +713,23 @@ def _public_ratio(m: Measurement, backend: str, call, ours: dict | None) -> str 
 
 
 def measure_suite(op: str, phase: str, backends=BACKENDS, log=None) -> dict:
-    """{(shape label, backend): Measurement} for every case of one suite."""
+    """{(shape label, backend): Measurement} for every case of one suite.
+
+    Each case's line goes to the progress log, and its phases' seconds, then the process's
+    own (torch imported, CUDA initialised; the whole suite), to the run's timing record."""
+    suite = f"{op} {phase}"
+    started, start = time.time(), time.perf_counter()
+    process = {}
+    with Phases(process)("import torch"):
+        import torch
+    if DEVICE == "cuda":
+        with Phases(process)("CUDA initialised"):
+            torch.zeros(1, device="cuda")  # the context; the first case would make it
     c = contract()
     results = {}
     shapes = shapes_for(phase)
     for i, shape in enumerate(shapes):
-        ours = {}  # our call on this shape, for the peers' ratio; freed with the next shape
+        ours = {}  # what this shape's backends share (measure_case); freed with the next shape
         for backend in backends:
             t0 = time.perf_counter()
             m = measure_case(op, phase, shape, backend, c, ours=ours)
@@ -687,6 +742,14 @@ def measure_suite(op: str, phase: str, backends=BACKENDS, log=None) -> dict:
             if log:
                 log(line)
             progress.record(line)
+            progress.record_times(
+                suite=suite, case=shape.label, backend=backend, status=status,
+                seconds=seconds, phases=m.seconds,
+            )  # fmt: skip
+    progress.record_times(
+        suite=suite, process=os.getpid(), started=started,
+        seconds=time.perf_counter() - start, phases=process,
+    )  # fmt: skip
     return results
 
 

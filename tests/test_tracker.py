@@ -299,6 +299,31 @@ def test_progress_lines_are_written_and_summed_up(tmp_path, monkeypatch, capsys)
     assert capsys.readouterr().out.strip() == progress.summary(lines)
 
 
+def test_each_case_records_its_phases_and_the_reference_is_made_once(tmp_path, monkeypatch):
+    times = tmp_path / "times.jsonl"
+    monkeypatch.setenv(progress.TIMES_VAR, str(times))
+    monkeypatch.setenv(common.FWD_SHAPES_VAR, "2,64,f32;3,96,bf16")
+    made = []
+    real = common.reference
+    monkeypatch.setattr(common, "reference", lambda p: made.append(p.shape.label) or real(p))
+    results = common.measure_suite("fused_add", "forward", backends=["triton", "torch"])
+    assert not any(m.failed for m in results.values()), results
+    assert made == ["2x64-f32", "3x96-bf16"]  # one fp32 reference per shape, both backends
+    cases, process = progress.read_times(times)[:-1], progress.read_times(times)[-1]
+    assert [(c["case"], c["backend"]) for c in cases] == [
+        (s, b) for s in ("2x64-f32", "3x96-bf16") for b in ("triton", "torch")
+    ]
+    for case in cases:
+        assert case["suite"] == "fused_add forward" and case["status"] == "ok"
+        assert set(case["phases"]) == {"backend", "inputs", "validation", "public"}
+        assert sum(case["phases"].values()) <= case["seconds"]
+    assert process["process"] == os.getpid() and "import torch" in process["phases"]
+    assert process["seconds"] >= sum(c["seconds"] for c in cases)
+    with times.open("a") as f:
+        f.write('{"suite": "cut sh')  # a process killed while writing: the line is left out
+    assert len(progress.read_times(times)) == len(cases) + 1
+
+
 def test_merge_copies_new_and_refuses_conflicts(tmp_path, capsys):
     ours, theirs = tmp_path / "ours", tmp_path / "theirs"
     kept = write_run(ours / "h200", "a" * 40, 1, {("1x4096-bf16", "triton"): 1e-4})
