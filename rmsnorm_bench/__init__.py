@@ -6,7 +6,8 @@
   ``publish`` (the offline dashboard) and ``dashboard`` (its check in a browser) read them.
 - ``machine`` and ``link_torch``: the machine's facts and asv's environment set-up.
 - GPU tuning aids: ``sweep``, ``copy_ceiling``, ``profile_host``, ``training_step``;
-  ``codegen`` compiles the kernels for sm_90 anywhere; ``validate`` checks results only.
+  ``codegen`` compiles the kernels for sm_90 anywhere; ``validate`` checks results only;
+  ``compile_cost`` times the torch_compile peer's set-up in fresh processes.
 
 Each tool runs as ``python -m rmsnorm_bench.<tool>`` from the repository root (``--help``).
 This package is not part of the rmsnorm_kernels wheel: it measures that package, commit by

@@ -184,15 +184,7 @@ def make_backend(name: str, op: str):
     if DEVICE == "cpu":
         raise Unavailable(f"{name} runs on GPUs only; the CPU smoke mode measures triton and torch")
     if name == "torch_compile":
-        import torch._functorch.config  # not loaded by `import torch`
-
-        # the timed backward keeps its graph (retain_graph=True): no donated buffers then
-        torch._functorch.config.donated_buffer = False
-        # Each case gets a graph specialised to its shape, as a model with fixed shapes has.
-        # The reset keeps the cases apart: recompiling one function for shape after shape
-        # would pass dynamo's recompile limit (8), after which it silently runs eager.
-        torch._dynamo.reset()
-        return torch.compile(_torch_eager(op), dynamic=False)
+        return _torch_compile(op)
     if name == "liger":
         return _liger(op)
     if name == "quack":
@@ -202,6 +194,42 @@ def make_backend(name: str, op: str):
             raise Unavailable("FlyDSL runs on ROCm GPUs only")
         return _flydsl(op)
     raise ValueError(f"unknown backend {name!r}; expected one of {', '.join(BACKENDS)}")
+
+
+def _torch_compile(op):
+    """torch.compile of torch's eager call (_torch_eager), as a model with fixed shapes gets it:
+    a graph specialised to the case's shape (dynamic=False), inductor's default options.
+
+    Each case starts afresh (torch._dynamo.reset()): recompiling one function for shape after
+    shape would pass dynamo's recompile limit (8), after which it silently runs eager; a higher
+    limit would leave every earlier shape's guards to be checked on each call, in the host time
+    measured. What a case costs to set up (docs/perf-notes.md, "Where a benchmark process's
+    time goes"): dynamo's trace of the call in every case, and inductor's graphs, compiled once
+    per machine and op (the forward suite's validation runs the backward too, so both suites of
+    an op compile the same graphs) and loaded from TORCHINDUCTOR_CACHE_DIR by every later
+    process; measure_case records the caches' hits and misses of each case."""
+    import torch
+    import torch._functorch.config  # not loaded by `import torch`
+
+    # the timed backward keeps its graph (retain_graph=True): no donated buffers then
+    torch._functorch.config.donated_buffer = False
+    torch._dynamo.reset()
+    return torch.compile(_torch_eager(op), dynamic=False)
+
+
+def compile_cache_counts() -> dict:
+    """torch.compile's cache hits and misses so far in this process (inductor's FX graph cache,
+    AOT autograd's cache), from dynamo's counters; {} before torch._dynamo is loaded."""
+    import sys
+
+    utils = sys.modules.get("torch._dynamo.utils")
+    counters = getattr(utils, "counters", {})
+    return {
+        f"{group}.{name}": count
+        for group in ("inductor", "aot_autograd")
+        for name, count in counters.get(group, {}).items()
+        if "cache" in name
+    }
 
 
 def _liger(op):
@@ -627,6 +655,7 @@ class Measurement:
     failed: str | None = None  # why this case failed (wrong result or an error)
     device_time_skipped: str | None = None
     seconds: dict = field(default_factory=dict)  # where the case's time went (Phases)
+    compile_cache: dict | None = None  # torch.compile's cache hits and misses in this case
 
 
 class Phases:
@@ -661,6 +690,7 @@ def measure_case(
 
     seconds = {}
     timed = Phases(seconds)
+    caches = compile_cache_counts() if backend == "torch_compile" else None
     try:  # an error in one backend fails its case; the suite goes on
         with timed("backend"):
             fn = make_backend(backend, op)
@@ -670,9 +700,12 @@ def measure_case(
             if ours is not None and "reference" not in ours:
                 ours["reference"] = reference(p)
             validate(fn, p, (ours or {}).get("reference"))
+        if caches is not None:  # validation made the first calls, which compile
+            after = compile_cache_counts()
+            caches = {k: n - caches.get(k, 0) for k, n in after.items() if n != caches.get(k, 0)}
         with timed("public"):
             call = timed_call(fn, p, phase)
-            m = Measurement(time=seconds_per_call(call, c), seconds=seconds)
+            m = Measurement(time=seconds_per_call(call, c), seconds=seconds, compile_cache=caches)
             m.public_ratio_skipped = _public_ratio(m, backend, call, ours)
         if DEVICE == "cpu":
             m.device_time_skipped = "device time and GPU memory are measured on GPUs only"
@@ -742,9 +775,10 @@ def measure_suite(op: str, phase: str, backends=BACKENDS, log=None) -> dict:
             if log:
                 log(line)
             progress.record(line)
+            extra = {"compile_cache": m.compile_cache} if m.compile_cache is not None else {}
             progress.record_times(
                 suite=suite, case=shape.label, backend=backend, status=status,
-                seconds=seconds, phases=m.seconds,
+                seconds=seconds, phases=m.seconds, **extra,
             )  # fmt: skip
     progress.record_times(
         suite=suite, process=os.getpid(), started=started,

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -32,6 +33,7 @@ TOOLS = [
     "asvfiles",
     "asvrun",
     "codegen",
+    "compile_cost",
     "copy_ceiling",
     "dashboard",
     "link_torch",
@@ -155,6 +157,43 @@ print("compiled", dict(counters["stats"]))
     )
     assert done.returncode == 0, done.stderr[-3000:]
     assert "compiled" in done.stdout
+
+
+def test_compile_cache_counts_name_hits_and_misses(monkeypatch):
+    # dynamo's counters, inductor's and AOT autograd's cache entries only; none before dynamo
+    monkeypatch.delitem(sys.modules, "torch._dynamo.utils", raising=False)
+    assert common.compile_cache_counts() == {}
+    counters = {
+        "inductor": {"fxgraph_cache_hit": 2, "fxgraph_cache_miss": 0, "pattern_matcher": 5},
+        "aot_autograd": {"autograd_cache_miss": 1},
+        "stats": {"unique_graphs": 3},
+    }
+    monkeypatch.setitem(sys.modules, "torch._dynamo.utils", SimpleNamespace(counters=counters))
+    assert common.compile_cache_counts() == {
+        "inductor.fxgraph_cache_hit": 2,
+        "inductor.fxgraph_cache_miss": 0,
+        "aot_autograd.autograd_cache_miss": 1,
+    }
+
+
+def test_compile_cost_tables_each_process_first_case_apart():
+    from rmsnorm_bench import compile_cost
+
+    rows = [
+        {"suite": "rms_norm forward", "case": "a", "seconds": 5.0, "round": 1,
+         "caches": {"inductor.fxgraph_cache_miss": 2}},
+        {"suite": "rms_norm forward", "case": "b", "seconds": 0.5, "round": 1,
+         "caches": {"inductor.fxgraph_cache_hit": 2, "aot_autograd.autograd_cache_hit": 1}},
+        {"suite": "rms_norm forward", "import torch": 1.0, "process": 7.0, "round": 1},
+        {"suite": "rms_norm forward", "case": "c", "round": 2, "seconds": 0.1, "caches": {},
+         "failed": "RuntimeError: x"},
+        {"suite": "rms_norm forward", "import torch": 1.0, "process": 2.0, "round": 2},
+    ]  # fmt: skip
+    lines = compile_cost.table(rows).splitlines()
+    assert lines[1].split() == ["1", "rms_norm", "forward", "5.00", "s", "0.50", "s", "7.0", "s",
+                                "3/2"]  # fmt: skip
+    assert lines[2].split()[:4] == ["2", "rms_norm", "forward", "0.10"]
+    assert lines[-1] == "FAILED: rms_norm forward c: RuntimeError: x"
 
 
 def test_the_suites_find_the_instrument_beside_them_and_nothing_else(tmp_path):
