@@ -238,6 +238,65 @@ def test_the_ratio_interleaves_ours_and_the_peers_calls():
     assert ratio == [1.5] * 3  # peer / ours, the host's speed divided out; higher: ours faster
 
 
+def fake_blocks(values, log=None):
+    """A block timer that returns `values` in turn (seconds per call), counting the calls."""
+    values = iter(values)
+
+    def block(call, iters):
+        for _ in range(iters):
+            call()
+        return next(values)
+
+    return block
+
+
+def test_a_figure_is_sampled_until_its_median_is_known_to_the_target():
+    c = common.Contract(warmup=2, iters=5, samples=4, max_samples=16, target=0.01)
+    calls = []
+    steady = common.seconds_per_call(
+        lambda: calls.append(1), c, block=fake_blocks([1.0, 1.001, 0.999, 1.0] + [9.0] * 20)
+    )
+    assert steady == [1.0, 1.001, 0.999, 1.0]  # known to 0.16% at the minimum: it stops
+    assert len(calls) == 2 + 4 * 5  # the warm-ups, then every sample's block
+    # 2% apart, sample to sample: the median is known to 1% at the 10th sample (by hand:
+    # t(9) 2.262 x 1.2533 x s 0.01054 / sqrt(10) / median 1.01 = 0.94%; at 9, 1.02%)
+    wobbly = [1.0, 1.02] * 20
+    got = common.seconds_per_call(lambda: None, c, block=fake_blocks(wobbly))
+    assert got == wobbly[:10]
+    assert common.median_ci_share(wobbly[:9]) > 0.01 >= common.median_ci_share(wobbly[:10])
+    noisy = [1.0, 1.5] * 20
+    assert len(common.seconds_per_call(lambda: None, c, block=fake_blocks(noisy))) == 16  # cap
+    # the time cap: a tenth of a second a sample, a quarter of a second at most past the minimum
+    timed = common.Contract(warmup=0, iters=1, samples=2, max_samples=16, target=0.01,
+                            max_seconds=0.25)  # fmt: skip
+    taken = []  # each sample's call: a tenth of a second on the fake clock
+    got = common.seconds_per_call(lambda: taken.append(1), timed, block=fake_blocks(noisy),
+                                  clock=lambda: len(taken) / 10)  # fmt: skip
+    assert len(got) == 3  # two, the minimum, at 0.2 s; a third; at 0.3 s it stops
+    fixed = common.Contract(warmup=0, iters=1, samples=3)
+    assert len(common.seconds_per_call(lambda: None, fixed, block=fake_blocks(noisy))) == 3
+    assert common.median_ci_share([1.0]) == common.median_ci_share([0.0, 0.0]) == float("inf")
+
+
+def test_the_ratio_takes_pairs_until_the_quotient_is_known():
+    c = common.Contract(warmup=0, iters=1, samples=2, max_samples=8, target=0.01)
+    ours, peer = (lambda: None), (lambda: None)
+    steady = [1.0, 2.0] * 20  # every pair 2.0: known at the minimum
+    assert common.interleaved_ratio(ours, peer, c, block=fake_blocks(steady)) == [2.0, 2.0]
+    noisy = [1.0, 2.0, 1.0, 3.0] * 20  # 2, 3, 2, 3 ...: up to the cap
+    assert len(common.interleaved_ratio(ours, peer, c, block=fake_blocks(noisy))) == 8
+
+
+def test_the_contracts_keep_the_seeds_warm_up_block_and_minimum():
+    # a figure that is not noisy is measured exactly as under the fixed contract before it
+    gpu = common.GPU_CONTRACT
+    assert (gpu.warmup, gpu.iters, gpu.samples) == (10, 100, 4) and gpu.max_samples > 4
+    assert common.PROCESSES * gpu.samples >= 6  # asv's Mann-Whitney test needs 6 a side
+    smoke = common.SMOKE_CONTRACT  # the interpreter's timing means nothing: a fixed count
+    assert smoke.max_samples <= smoke.samples
+    assert common.GPU_RATIO_CONTRACT.samples * common.PROCESSES >= 6
+
+
 def test_the_ratio_is_measured_against_our_validated_call(monkeypatch):
     monkeypatch.setattr(common, "interleaved_ratio", lambda ours, peer, c: [ours(), peer()])
     m, ours = common.Measurement(), {}
