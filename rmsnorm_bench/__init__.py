@@ -8,7 +8,8 @@
   ``asvrun`` runs asv with what is stored kept; ``compare`` (scripts/compare) runs
   ``asv continuous`` on two commits, then the report and the gate (``regressions``).
 - GPU tuning aids: ``sweep``, ``copy_ceiling``, ``profile_host``, ``training_step``;
-  ``codegen`` compiles the kernels for sm_90 anywhere; ``validate`` checks results only.
+  ``codegen`` compiles the kernels for sm_90 anywhere; ``validate`` checks results only;
+  ``compile_cost`` times the torch_compile peer's set-up in fresh processes.
 
 Each tool runs as ``python -m rmsnorm_bench.<tool>`` from the repository root (``--help``).
 This package is not part of the rmsnorm_kernels wheel: it measures that package, commit by

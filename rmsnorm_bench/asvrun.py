@@ -1,6 +1,8 @@
 """Run asv (`run` or `continuous`) so that nothing stored is lost and nothing wrong recorded.
 
-usage: python -m rmsnorm_bench.asvrun --machine NAME [--conf FILE] [--no-wait] -- ASV_COMMAND...
+usage: python -m rmsnorm_bench.asvrun --machine NAME [--conf FILE] [--no-wait]
+                                      [--record | --record-to FILE] [--started-at T]
+                                      [--fresh-venv] -- ASV_COMMAND...
 
 What scripts/run and scripts/compare call once they have set up the environment:
 
@@ -17,7 +19,13 @@ What scripts/run and scripts/compare call once they have set up the environment:
   it re-measured is replaced and named. A run that measured nothing exits non-zero and
   changes no file; one with overridden shapes or backends leaves benchmarks.json as it was.
 - Each measured case's line (the progress log, .asv/progress-<machine>.log) is shown as it
-  comes, and where the time went is summed up at the end.
+  comes, and where the time went is summed up at the end; each case's phases and each
+  benchmark process's seconds go to .asv/times-<machine>.jsonl.
+- --record writes the run's record (rmsnorm_bench.runrecord: where the time went, as JSON)
+  to docs/runs/<machine>-<commit8>.json, a new name (-2, ...) where that one is taken;
+  --record-to FILE to that file, refused (exit 2) before anything runs where it exists.
+  --started-at (seconds since the epoch) is when the caller's set-up began (scripts/run's
+  start), --fresh-venv that it made .venv.
 
 `asv find` runs under the environment's lock only, with --skip-save: it measures the commits
 it bisects in one process each, without samples, which must not replace stored figures.
@@ -39,7 +47,7 @@ import threading
 import time
 from pathlib import Path
 
-from . import ROOT, argument_parser, asvfiles, instrument, machine, progress, store
+from . import ROOT, argument_parser, asvfiles, instrument, machine, progress, runrecord, store
 
 OVERRIDES = (instrument.FWD_SHAPES_VAR, instrument.BWD_SHAPES_VAR, instrument.BACKENDS_VAR)
 
@@ -341,13 +349,16 @@ def run_guarded(
     wait: bool = True,
     env: dict | None = None,
     keep_in: Path | None = None,
+    recorder: runrecord.Recorder | None = None,
 ) -> int:
     """Run `command` (asv) under the locks (in `state`), with results/ kept (in `keep_in`,
     default `state`: one place per results folder, so that a run killed before it settled is
-    settled into its own results) and settled around it."""
+    settled into its own results) and settled around it; `recorder` is told how it went, and
+    writes the run's record at the end."""
     env = dict(os.environ if env is None else env)
     overridden = [var for var in OVERRIDES if env.get(var)]
     env_lock = f"lock-{Path(env_dir).name}"
+    asked = time.time()
     with Locks(state, [env_lock, f"lock-results-{machine}"], wait=wait):
         copy = (keep_in or state) / f"kept-{machine}"
         if copy.is_dir():  # a run killed before it could settle: its copy is merged now
@@ -357,13 +368,20 @@ def run_guarded(
         log = (keep_in or state) / f"progress-{machine}.log"
         log.write_text("")
         env[progress.VAR] = str(log)
+        times = (keep_in or state) / f"times-{machine}.jsonl"  # each case's phases, as JSON
+        times.write_text("")
+        env[progress.TIMES_VAR] = str(times)
         follow = Follow(log)
         follow.start()
+        if recorder:
+            recorder.before_asv(env, waited=time.time() - asked)
         start = time.monotonic()
         try:
             status = run_asv(command, env)
         finally:
             follow.stop()
+            if recorder:
+                recorder.after_asv(results / machine, copy / "machine")
             outcome = store.settle(results, machine, copy, keep_benchmarks=bool(overridden))
         say(f"finished in {time.monotonic() - start:.0f} s (asv exit status {status})")
         for line in progress.summary(log.read_text().splitlines()).splitlines():
@@ -379,7 +397,34 @@ def run_guarded(
         )
         return status or 2
     say(f"{outcome.measured} figure(s) stored, {outcome.kept} stored figure(s) kept")
+    if recorder:
+        write_record(recorder, progress.read_times(times), status, results / "benchmarks.json")
     return status
+
+
+def write_record(recorder, times: list, status: int, benchmarks_file: Path) -> None:
+    try:
+        benchmarks = asvfiles.read_json(benchmarks_file)
+    except asvfiles.BadFile:
+        benchmarks = {}  # the suites' set-up durations go unnamed
+    record = recorder.record(times, status, benchmarks if isinstance(benchmarks, dict) else {})
+    if record is None:
+        say("no record written: asv wrote no results file")
+        return
+    path = recorder.write(record)
+    s = record["seconds"]
+    say(f"record: {path} ({s['total']} s in all, {s['setup']} s set-up, {s['asv']} s in asv)")
+
+
+def record_problem(args, asv_args: list[str]) -> str | None:
+    """Why the record asked for cannot be written, found before anything runs; or None."""
+    if asv_args[0] == "find":
+        return "--record: asv find stores nothing, there is no run to record"
+    if args.record_to and (args.record_to.exists() or args.record_to.is_symlink()):
+        return f"--record-to {args.record_to}: exists; a record is never replaced, name a new file"
+    if args.started_at is not None and not 0 < args.started_at <= time.time() + 1:
+        return f"--started-at {args.started_at}: not a time before now (seconds since the epoch)"
+    return None
 
 
 def main(argv=None) -> int:
@@ -391,6 +436,10 @@ def main(argv=None) -> int:
     ap.add_argument("--machine", required=True, help="the machine's name (asv's --machine)")
     ap.add_argument("--conf", type=Path, default=ROOT / "asv.conf.json", help="asv's config")
     ap.add_argument("--no-wait", action="store_true", help="refuse if another run is on")
+    ap.add_argument("--record", action="store_true", help="write the run's record (docs/runs/)")
+    ap.add_argument("--record-to", type=Path, metavar="FILE", help="write it to FILE (a new one)")
+    ap.add_argument("--started-at", type=float, metavar="T", help="when the set-up began (epoch)")
+    ap.add_argument("--fresh-venv", action="store_true", help="the caller made .venv")
     ap.add_argument("asv", nargs="+", metavar="ASV_COMMAND", help="run|continuous|find ARGS...")
     args = ap.parse_args(argv)
     if not machine.NAME.fullmatch(args.machine):
@@ -404,6 +453,15 @@ def main(argv=None) -> int:
         check_asv_args(asv_args, base / conf.get("repo", "."))
     except (ValueError, OSError) as e:
         ap.exit(2, f"run: {e}\n")
+    recorder = None
+    if args.record or args.record_to:
+        problem = record_problem(args, asv_args)
+        if problem:
+            ap.exit(2, f"run: {problem}\n")
+        recorder = runrecord.Recorder(
+            args.machine, asv_args, base / conf["env_dir"], path=args.record_to,
+            started_at=args.started_at or time.time(), fresh_venv=args.fresh_venv,
+        )  # fmt: skip
     if asv_args[0] == "find":  # a search: one process per commit, no samples; not stored
         asv_args = [*asv_args, *(["--skip-save"] if "--skip-save" not in asv_args else [])]
     command = [sys.executable, "-m", "asv", *asv_args]
@@ -419,6 +477,7 @@ def main(argv=None) -> int:
             base / ".asv",
             conf["env_dir"],
             wait=not args.no_wait,
+            recorder=recorder,
         )
     except Busy as e:
         ap.exit(2, f"run: refused, another run is on: {e}\n")

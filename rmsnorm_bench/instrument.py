@@ -8,10 +8,13 @@ at module level, and no torch either (asv's discovery imports the suites without
 Timing contract (the seed PR's): the public autograd call of each backend; the forward graph
 is built (and compiled) before timing; allocations, dweight zeroing and casts are inside the
 timed region; 10 warm-ups, then CUDA events around 100 back-to-back calls, seconds per call.
-Several such samples are kept per case so that asv judges differences from statistics.
+Several such samples are kept per case so that asv judges differences from statistics: at
+least 4 per process, more where they are noisy (Contract.enough: until the median is known to
+1%, at most 16 samples or a quarter of a second more).
 Every backend's outputs and gradients are checked against the fp32 reference first.
 """
 
+import contextlib
 import math
 import os
 import time
@@ -183,15 +186,7 @@ def make_backend(name: str, op: str):
     if DEVICE == "cpu":
         raise Unavailable(f"{name} runs on GPUs only; the CPU smoke mode measures triton and torch")
     if name == "torch_compile":
-        import torch._functorch.config  # not loaded by `import torch`
-
-        # the timed backward keeps its graph (retain_graph=True): no donated buffers then
-        torch._functorch.config.donated_buffer = False
-        # Each case gets a graph specialised to its shape, as a model with fixed shapes has.
-        # The reset keeps the cases apart: recompiling one function for shape after shape
-        # would pass dynamo's recompile limit (8), after which it silently runs eager.
-        torch._dynamo.reset()
-        return torch.compile(_torch_eager(op), dynamic=False)
+        return _torch_compile(op)
     if name == "liger":
         return _liger(op)
     if name == "quack":
@@ -201,6 +196,42 @@ def make_backend(name: str, op: str):
             raise Unavailable("FlyDSL runs on ROCm GPUs only")
         return _flydsl(op)
     raise ValueError(f"unknown backend {name!r}; expected one of {', '.join(BACKENDS)}")
+
+
+def _torch_compile(op):
+    """torch.compile of torch's eager call (_torch_eager), as a model with fixed shapes gets it:
+    a graph specialised to the case's shape (dynamic=False), inductor's default options.
+
+    Each case starts afresh (torch._dynamo.reset()): recompiling one function for shape after
+    shape would pass dynamo's recompile limit (8), after which it silently runs eager; a higher
+    limit would leave every earlier shape's guards to be checked on each call, in the host time
+    measured. What a case costs to set up (docs/perf-notes.md, "Where a benchmark process's
+    time goes"): dynamo's trace of the call in every case, and inductor's graphs, compiled once
+    per machine and op (the forward suite's validation runs the backward too, so both suites of
+    an op compile the same graphs) and loaded from TORCHINDUCTOR_CACHE_DIR by every later
+    process; measure_case records the caches' hits and misses of each case."""
+    import torch
+    import torch._functorch.config  # not loaded by `import torch`
+
+    # the timed backward keeps its graph (retain_graph=True): no donated buffers then
+    torch._functorch.config.donated_buffer = False
+    torch._dynamo.reset()
+    return torch.compile(_torch_eager(op), dynamic=False)
+
+
+def compile_cache_counts() -> dict:
+    """torch.compile's cache hits and misses so far in this process (inductor's FX graph cache,
+    AOT autograd's cache), from dynamo's counters; {} before torch._dynamo is loaded."""
+    import sys
+
+    utils = sys.modules.get("torch._dynamo.utils")
+    counters = getattr(utils, "counters", {})
+    return {
+        f"{group}.{name}": count
+        for group in ("inductor", "aot_autograd")
+        for name, count in counters.get(group, {}).items()
+        if "cache" in name
+    }
 
 
 def _liger(op):
@@ -340,33 +371,44 @@ def run_forward(fn, p: Problem):
     return [out] if p.op == "rms_norm" else list(out)
 
 
-def validate(fn, p: Problem) -> dict:
-    """Check outputs and every gradient against the fp32 reference; raise AssertionError.
+def reference(p: Problem) -> tuple[list, list]:
+    """(names, expected values) of every output and gradient of `p`: the fp32 reference's,
+    the same for every backend of one case (measure_suite computes it once per shape)."""
+    import torch
+
+    from rmsnorm_kernels import reference as fp32
+
+    leaves = [t.detach().clone().requires_grad_() for t in p.leaves]
+    if p.op == "rms_norm":
+        x, w = leaves
+        expected = [fp32.rms_norm_reference(x, w, EPS)]
+        names = ["out", "dx", "dweight"]
+    else:
+        x, r, w = leaves
+        expected = list(fp32.fused_add_rms_norm_reference(x, r, w, EPS))
+        names = ["out", "residual_out", "dx", "dresidual", "dweight"]
+    torch.autograd.backward(expected, [g.float() for g in p.grads])
+    expected = [e.detach() for e in expected] + [t.grad for t in leaves]
+    return names, expected
+
+
+def validate(fn, p: Problem, expected: tuple | None = None) -> dict:
+    """Check outputs and every gradient against the fp32 reference (`expected`: reference(p),
+    computed here where not given); raise AssertionError.
 
     Returns {name: largest absolute error} for the record.
     """
     import torch
 
-    from rmsnorm_kernels import reference
+    from rmsnorm_kernels import reference as fp32
 
-    leaves = [t.detach().clone().requires_grad_() for t in p.leaves]
-    if p.op == "rms_norm":
-        x, w = leaves
-        expected = [reference.rms_norm_reference(x, w, EPS)]
-        names = ["out", "dx", "dweight"]
-    else:
-        x, r, w = leaves
-        expected = list(reference.fused_add_rms_norm_reference(x, r, w, EPS))
-        names = ["out", "residual_out", "dx", "dresidual", "dweight"]
-    torch.autograd.backward(expected, [g.float() for g in p.grads])
-    expected += [t.grad for t in leaves]
-
+    names, expected = expected or reference(p)
     p.clear_grads()
     outputs = run_forward(fn, p)
     torch.autograd.backward(outputs, [g.clone() for g in p.grads])  # clone: Liger writes dy
     got = [o.detach() for o in outputs] + [t.grad for t in p.leaves]
     p.clear_grads()
-    tol = reference.tolerance(torch_dtype(p.shape.dtype))
+    tol = fp32.tolerance(torch_dtype(p.shape.dtype))
     errors = {}
     for name, actual, exp in zip(names, got, expected, strict=True):
         if actual is None:
@@ -387,9 +429,51 @@ def validate(fn, p: Problem) -> dict:
 
 @dataclass(frozen=True)
 class Contract:
+    """How one figure is sampled: `warmup` calls, then samples of `iters` back-to-back calls,
+    at least `samples` of them. Where `max_samples` is more, sampling goes on while the
+    samples are noisy (Contract.enough), as asv's own timing benchmarks go on to max_repeat
+    within max_time: the median's 95% confidence interval is wider than `target` of it, at
+    most `max_samples` samples, and no more once the samples have taken `max_seconds`. The
+    first `samples` samples are the fixed contract's: a figure that is not noisy is measured
+    exactly as with it, and a noisy one gets more samples of the same kind."""
+
     warmup: int
     iters: int
     samples: int
+    max_samples: int = 0  # 0 (or not more than `samples`): exactly `samples`
+    target: float = 0.0  # the 95% CI's half-width of the median, a share of the median
+    max_seconds: float = math.inf
+
+    def enough(self, samples: list[float], seconds: float) -> bool:
+        """Whether sampling stops with these `samples`, taken in `seconds`."""
+        n = len(samples)
+        if n < self.samples:
+            return False
+        if n >= max(self.samples, self.max_samples) or seconds >= self.max_seconds:
+            return True
+        return median_ci_share(samples) <= self.target
+
+
+# Student's t, 97.5% quantile, by degrees of freedom (beyond the table: the normal's 1.96)
+T_975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179,
+         2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064,
+         2.060, 2.056, 2.052, 2.048, 2.045, 2.042)  # fmt: skip
+MEDIAN_EFFICIENCY = math.sqrt(math.pi / 2)  # the median's standard error over the mean's (normal)
+
+
+def median_ci_share(samples) -> float:
+    """The half-width of the median's 95% confidence interval as a share of the median: t(n-1)
+    times the median's standard error (sqrt(pi/2) times the mean's, s / sqrt(n), for normal
+    noise; a sample of `iters` calls is a mean of many, close to normal). inf below 2
+    samples or where the median is not positive."""
+    n = len(samples)
+    mid = median(samples) if n else 0.0
+    if n < 2 or mid <= 0:
+        return math.inf
+    mean = sum(samples) / n
+    sd = math.sqrt(sum((x - mean) ** 2 for x in samples) / (n - 1))
+    t = T_975[n - 2] if n - 2 < len(T_975) else 1.96
+    return t * MEDIAN_EFFICIENCY * sd / math.sqrt(n) / mid
 
 
 # Each suite is measured in PROCESSES fresh processes (asv's rounds, which rmsnorm_bench.asvrun
@@ -397,8 +481,14 @@ class Contract:
 # that the spread between processes, which on a GPU host moves public-call times by up to 3x,
 # enters asv's statistics and host drift hits both commits alike. Contracts are per process.
 PROCESSES = 3
-GPU_CONTRACT = Contract(warmup=10, iters=100, samples=4)  # 12 samples of 100 calls in all
-# The interpreter is slow: enough to run every code path of the tracker end to end.
+# At least 4 samples of 100 calls per process (12 in all: enough for asv's Mann-Whitney test,
+# which needs 6 a side to reach its p < 0.002), up to 16 where the median is not known to 1%.
+# A sample of a short call costs 100 x a few us, so noisy short cases get more for little; a
+# long one, rarely noisy, costs 100 x up to 1 ms, hence the quarter of a second.
+GPU_CONTRACT = Contract(warmup=10, iters=100, samples=4, max_samples=16, target=0.01,
+                        max_seconds=0.25)  # fmt: skip
+# The interpreter is slow and its timing means nothing: a fixed count, enough to run every code
+# path of the tracker end to end.
 SMOKE_CONTRACT = Contract(warmup=1, iters=2, samples=3)
 
 
@@ -407,8 +497,10 @@ def contract() -> Contract:
 
 
 # The public-call ratio (peer / ours): few samples, each a pair of short blocks, ours then
-# the peer's, so that both see the same host state; the figure is their quotient.
-GPU_RATIO_CONTRACT = Contract(warmup=3, iters=20, samples=2)  # 6 pairs in all
+# the peer's, so that both see the same host state; the figure is their quotient. At least 2
+# pairs per process (6 in all), up to 8 where the quotient is not known to 1%.
+GPU_RATIO_CONTRACT = Contract(warmup=3, iters=20, samples=2, max_samples=8, target=0.01,
+                              max_seconds=0.25)  # fmt: skip
 
 
 def ratio_contract() -> Contract:
@@ -436,11 +528,17 @@ def timed_call(fn, p: Problem, phase: str):
     return backward
 
 
-def seconds_per_call(call, c: Contract) -> list[float]:
-    """Seconds per call: one sample per `c.iters` back-to-back calls, after `c.warmup` calls."""
+def seconds_per_call(call, c: Contract, block=None, clock=time.perf_counter) -> list[float]:
+    """Seconds per call: one sample per `c.iters` back-to-back calls, after `c.warmup` calls,
+    until the contract has enough (Contract.enough). `block(call, iters)` times a block
+    (block_seconds; a fake in tests), `clock` the sampling (for max_seconds)."""
+    block = block or block_seconds
     for _ in range(c.warmup):
         call()
-    return [block_seconds(call, c.iters) for _ in range(c.samples)]
+    samples, start = [], clock()
+    while not c.enough(samples, clock() - start):
+        samples.append(block(call, c.iters))
+    return samples
 
 
 def block_seconds(call, iters: int) -> float:
@@ -462,21 +560,22 @@ def block_seconds(call, iters: int) -> float:
     return start.elapsed_time(end) / 1e3 / iters
 
 
-def interleaved_ratio(ours, peer, c: Contract, block=None) -> list[float]:
+def interleaved_ratio(ours, peer, c: Contract, block=None, clock=time.perf_counter) -> list[float]:
     """Peer time / our time of the public call, one entry per sample (higher: ours faster).
 
     Warm-ups and samples alternate ours, peer, ours, peer...: each sample is a block of
     `c.iters` calls of ours and the next block of the peer's, both in this process a moment
     apart, so that the host's speed (which moves public times between processes by up to 3x
-    on GPU machines) divides out of their quotient. `block(call, iters)` times a block
-    (block_seconds; a fake in tests).
+    on GPU machines) divides out of their quotient; pairs are taken until the contract has
+    enough quotients (Contract.enough). `block(call, iters)` times a block (block_seconds; a
+    fake in tests), `clock` the sampling.
     """
     block = block or block_seconds
     for _ in range(c.warmup):
         ours()
         peer()
-    samples = []
-    for _ in range(c.samples):
+    samples, start = [], clock()
+    while not c.enough(samples, clock() - start):
         mine = block(ours, c.iters)
         theirs = block(peer, c.iters)
         samples.append(theirs / mine)
@@ -614,39 +713,76 @@ class Measurement:
     skipped: str | None = None  # why this backend cannot run here
     failed: str | None = None  # why this case failed (wrong result or an error)
     device_time_skipped: str | None = None
+    seconds: dict = field(default_factory=dict)  # where the case's time went (Phases)
+    compile_cache: dict | None = None  # torch.compile's cache hits and misses in this case
+
+
+class Phases:
+    """Wall seconds per named phase of a case, kept in `into` (Measurement.seconds): where a
+    benchmark process's time goes, written to the run's record (progress.record_times)."""
+
+    def __init__(self, into: dict):
+        self.into = into
+
+    @contextlib.contextmanager
+    def __call__(self, name: str):
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.into[name] = self.into.get(name, 0.0) + time.perf_counter() - start
 
 
 def measure_case(
     op: str, phase: str, shape: Shape, backend: str, c: Contract, ours: dict | None = None
 ) -> Measurement:
-    """The figures of one case. `ours` (measure_suite's, one per shape): backend OURS's
-    validated public call is kept in it, and a peer measured after it gets its public ratio
-    (interleaved_ratio) against that call; without it, no ratio."""
+    """The figures of one case. `ours` (measure_suite's, one per shape) holds what the
+    backends of one shape share: the fp32 reference's values (computed once), and backend
+    OURS's validated public call, against which a peer measured after it gets its public
+    ratio (interleaved_ratio); without it, no ratio.
+
+    Each phase's seconds go to the Measurement's `seconds`: the backend made (imports, the
+    package's extension, torch.compile's wrapper), the inputs, validation (the first calls:
+    kernel variants compiled or loaded, torch.compile's graphs), the public figures (time,
+    ratio), the device figures (peak memory, CUDA graphs)."""
     import torch
 
+    seconds = {}
+    timed = Phases(seconds)
+    caches = compile_cache_counts() if backend == "torch_compile" else None
     try:  # an error in one backend fails its case; the suite goes on
-        fn = make_backend(backend, op)
-        p = make_problem(op, shape)
-        validate(fn, p)
-        call = timed_call(fn, p, phase)
-        m = Measurement(time=seconds_per_call(call, c))
-        m.public_ratio_skipped = _public_ratio(m, backend, call, ours)
+        with timed("backend"):
+            fn = make_backend(backend, op)
+        with timed("inputs"):
+            p = make_problem(op, shape)
+        with timed("validation"):
+            if ours is not None and "reference" not in ours:
+                ours["reference"] = reference(p)
+            validate(fn, p, (ours or {}).get("reference"))
+        if caches is not None:  # validation made the first calls, which compile
+            after = compile_cache_counts()
+            caches = {k: n - caches.get(k, 0) for k, n in after.items() if n != caches.get(k, 0)}
+        with timed("public"):
+            call = timed_call(fn, p, phase)
+            m = Measurement(time=seconds_per_call(call, c), seconds=seconds, compile_cache=caches)
+            m.public_ratio_skipped = _public_ratio(m, backend, call, ours)
         if DEVICE == "cpu":
             m.device_time_skipped = "device time and GPU memory are measured on GPUs only"
             return m
-        m.peak_memory = peak_memory(call)
-        try:
-            # a fresh problem (same seed): its leaves too are made on the capturing stream
-            fresh = lambda: timed_call(fn, make_problem(op, shape), phase)  # noqa: E731
-            m.device_time, m.device_time_cold = device_seconds(fresh, c, COLD_SAMPLES)
-        except Exception as e:  # capture is not possible for every backend
-            torch.cuda.synchronize()
-            m.device_time_skipped = f"CUDA graph capture failed: {type(e).__name__}: {e}"
+        with timed("device"):
+            m.peak_memory = peak_memory(call)
+            try:
+                # a fresh problem (same seed): its leaves too are made on the capturing stream
+                fresh = lambda: timed_call(fn, make_problem(op, shape), phase)  # noqa: E731
+                m.device_time, m.device_time_cold = device_seconds(fresh, c, COLD_SAMPLES)
+            except Exception as e:  # capture is not possible for every backend
+                torch.cuda.synchronize()
+                m.device_time_skipped = f"CUDA graph capture failed: {type(e).__name__}: {e}"
         return m
     except Unavailable as e:
-        return Measurement(skipped=str(e))
+        return Measurement(skipped=str(e), seconds=seconds)
     except Exception as e:
-        return Measurement(failed=f"{type(e).__name__}: {e}")
+        return Measurement(failed=f"{type(e).__name__}: {e}", seconds=seconds)
     finally:
         if DEVICE == "cuda":
             torch.cuda.empty_cache()
@@ -669,12 +805,25 @@ def _public_ratio(m: Measurement, backend: str, call, ours: dict | None) -> str 
 
 
 def measure_suite(op: str, phase: str, backends=BACKENDS, log=None) -> dict:
-    """{(shape label, backend): Measurement} for every case of one suite."""
+    """{(shape label, backend): Measurement} for every case of one suite.
+
+    Each case's line goes to the progress log, and its phases' seconds, then the process's
+    own (torch imported, CUDA initialised; the whole suite), to the run's timing record."""
+    suite = f"{op} {phase}"
+    started, start = time.time(), time.perf_counter()
+    process = {}
+    with Phases(process)("import torch"):
+        import torch
+    if DEVICE == "cuda":
+        with Phases(process)("CUDA initialised"), contextlib.suppress(Exception):
+            # the context, which the first case would make; where it cannot be made, each
+            # case fails with its own error, as before
+            torch.zeros(1, device="cuda")
     c = contract()
     results = {}
     shapes = shapes_for(phase)
     for i, shape in enumerate(shapes):
-        ours = {}  # our call on this shape, for the peers' ratio; freed with the next shape
+        ours = {}  # what this shape's backends share (measure_case); freed with the next shape
         for backend in backends:
             t0 = time.perf_counter()
             m = measure_case(op, phase, shape, backend, c, ours=ours)
@@ -687,6 +836,18 @@ def measure_suite(op: str, phase: str, backends=BACKENDS, log=None) -> dict:
             if log:
                 log(line)
             progress.record(line)
+            extra = {"compile_cache": m.compile_cache} if m.compile_cache is not None else {}
+            figures = ("time", "device_time", "public_ratio")
+            counts = {f: len(getattr(m, f)) for f in figures if getattr(m, f)}
+            extra.update({"samples": counts} if counts else {})
+            progress.record_times(
+                suite=suite, case=shape.label, backend=backend, status=status,
+                seconds=seconds, phases=m.seconds, **extra,
+            )  # fmt: skip
+    progress.record_times(
+        suite=suite, process=os.getpid(), started=started,
+        seconds=time.perf_counter() - start, phases=process,
+    )  # fmt: skip
     return results
 
 

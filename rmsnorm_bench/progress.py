@@ -4,9 +4,12 @@ A suite measures all its cases in asv's set-up before asv prints anything about 
 shows a set-up's output only when it fails; so each case appends its line to the file named by
 RMSNORM_BENCH_PROGRESS as it finishes, scripts/run shows that file live, and at the end
 `python -m rmsnorm_bench.progress LOG` sums it up: seconds per suite and backend, and the
-slowest cases.
+slowest cases. The same facts, with each case's phases and each benchmark process's own
+seconds, go as JSON lines to the file named by RMSNORM_BENCH_TIMES (the run's record,
+rmsnorm_bench.runrecord, is made from it).
 """
 
+import json
 import os
 import re
 import sys
@@ -15,6 +18,7 @@ from pathlib import Path
 from . import argument_parser
 
 VAR = "RMSNORM_BENCH_PROGRESS"
+TIMES_VAR = "RMSNORM_BENCH_TIMES"
 LINE = re.compile(r"^\[(\S+) (\S+) \d+/\d+\] (\S+) (\S+): (\S+) \(([\d.]+) s\)$")
 
 
@@ -28,6 +32,26 @@ def record(text: str) -> None:
     if os.environ.get(VAR):
         with open(os.environ[VAR], "a") as f:
             f.write(text + "\n")
+
+
+def record_times(**facts) -> None:
+    """Append one JSON line of facts (a case's, or a benchmark process's) to the file named by
+    RMSNORM_BENCH_TIMES, where one is named."""
+    if os.environ.get(TIMES_VAR):
+        with open(os.environ[TIMES_VAR], "a") as f:
+            f.write(json.dumps(facts) + "\n")
+
+
+def read_times(path: Path) -> list[dict]:
+    """The JSON lines of a times file; a line cut short (a process killed while writing) is
+    left out."""
+    out = []
+    for text in path.read_text().splitlines() if path.is_file() else []:
+        try:
+            out.append(json.loads(text))
+        except ValueError:
+            continue
+    return out
 
 
 def summary(lines, top=8) -> str:

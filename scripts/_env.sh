@@ -21,10 +21,13 @@ eval "$assignments"
 export RMSNORM_BENCH_DEVICE=$device
 # asv's install step (python -m rmsnorm_bench.link_torch) shows these to its environment
 export RMSNORM_TORCH_SITE=$torch_site
-# one Triton cache per machine name and GPU, so runs side by side never share one
-export TRITON_CACHE_DIR="$root/.asv/triton-cache/$machine${gpu:+-gpu$gpu}"
-# and one inductor cache (the torch_compile peer's compiled graphs), kept between runs
-export TORCHINDUCTOR_CACHE_DIR="$root/.asv/inductor-cache/$machine${gpu:+-gpu$gpu}"
+# one Triton cache (our kernels, Liger's) and one inductor cache (the torch_compile peer's
+# graphs) per machine name and GPU, so runs side by side never share one; kept outside the
+# clone (RMSNORM_BENCH_CACHE, default ~/.cache/rmsnorm_bench), so that a fresh clone on a
+# machine that ran before compiles nothing again: both are keyed by what they compiled
+kernel_cache=${RMSNORM_BENCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rmsnorm_bench}
+export TRITON_CACHE_DIR="$kernel_cache/triton/$machine${gpu:+-gpu$gpu}"
+export TORCHINDUCTOR_CACHE_DIR="$kernel_cache/inductor/$machine${gpu:+-gpu$gpu}"
 
 # asv's config, with its own environment directory per GPU, so that runs on two GPUs of one
 # host never build into the same environment

@@ -6,6 +6,7 @@ rmsnorm_kernels.reference.
 """
 
 import itertools
+import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -783,3 +784,36 @@ def test_a_reinstalled_source_reuses_the_build(tmp_path, monkeypatch):
     os.utime(copy)  # "reinstalled"
     assert _extension._build().__name__ == ops._native.__name__
     assert library.stat().st_mtime_ns == built
+    assert _extension._build_root() == Path(root)  # where the fast path looks, torch's folder
+
+
+@pytest.mark.skipif(ops._native is None, reason="the compiled host path is not in use here")
+def test_a_stamped_build_loads_without_torchs_builder(monkeypatch):
+    import torch.utils.cpp_extension
+
+    built = []
+    real = torch.utils.cpp_extension.load
+    monkeypatch.setattr(
+        torch.utils.cpp_extension, "load", lambda **kw: built.append(1) or real(**kw)
+    )
+    assert _extension._build().__name__ == ops._native.__name__
+    assert not built  # the import made the stamp; this load read it
+    library = Path(ops._native.__file__)
+    stamp = library.parent / _extension.STAMP
+    facts = json.loads(stamp.read_text())
+    try:  # a library that is not the one stamped (rebuilt beside this run): the builder decides
+        stamp.write_text(json.dumps(dict(facts, size=facts["size"] + 1)))
+        assert _extension._build().__name__ == ops._native.__name__
+        assert built == [1]
+        assert json.loads(stamp.read_text()) == facts  # stamped again after the builder's load
+        (library.parent / "lock").touch()  # a build under way there: the builder waits for it
+        try:
+            monkeypatch.setattr(
+                torch.utils.cpp_extension, "load", lambda **kw: built.append(2) or ops._native
+            )
+            _extension._build()
+            assert built == [1, 2]
+        finally:
+            (library.parent / "lock").unlink()
+    finally:
+        stamp.write_text(json.dumps(facts))

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -38,6 +39,7 @@ TOOLS = [
     "asvrun",
     "codegen",
     "compare",
+    "compile_cost",
     "copy_ceiling",
     "dashboard",
     "link_torch",
@@ -173,6 +175,43 @@ print("compiled", dict(counters["stats"]))
     assert "compiled" in done.stdout
 
 
+def test_compile_cache_counts_name_hits_and_misses(monkeypatch):
+    # dynamo's counters, inductor's and AOT autograd's cache entries only; none before dynamo
+    monkeypatch.delitem(sys.modules, "torch._dynamo.utils", raising=False)
+    assert common.compile_cache_counts() == {}
+    counters = {
+        "inductor": {"fxgraph_cache_hit": 2, "fxgraph_cache_miss": 0, "pattern_matcher": 5},
+        "aot_autograd": {"autograd_cache_miss": 1},
+        "stats": {"unique_graphs": 3},
+    }
+    monkeypatch.setitem(sys.modules, "torch._dynamo.utils", SimpleNamespace(counters=counters))
+    assert common.compile_cache_counts() == {
+        "inductor.fxgraph_cache_hit": 2,
+        "inductor.fxgraph_cache_miss": 0,
+        "aot_autograd.autograd_cache_miss": 1,
+    }
+
+
+def test_compile_cost_tables_each_process_first_case_apart():
+    from rmsnorm_bench import compile_cost
+
+    rows = [
+        {"suite": "rms_norm forward", "case": "a", "seconds": 5.0, "round": 1,
+         "caches": {"inductor.fxgraph_cache_miss": 2}},
+        {"suite": "rms_norm forward", "case": "b", "seconds": 0.5, "round": 1,
+         "caches": {"inductor.fxgraph_cache_hit": 2, "aot_autograd.autograd_cache_hit": 1}},
+        {"suite": "rms_norm forward", "import torch": 1.0, "process": 7.0, "round": 1},
+        {"suite": "rms_norm forward", "case": "c", "round": 2, "seconds": 0.1, "caches": {},
+         "failed": "RuntimeError: x"},
+        {"suite": "rms_norm forward", "import torch": 1.0, "process": 2.0, "round": 2},
+    ]  # fmt: skip
+    lines = compile_cost.table(rows).splitlines()
+    assert lines[1].split() == ["1", "rms_norm", "forward", "5.00", "s", "0.50", "s", "7.0", "s",
+                                "3/2"]  # fmt: skip
+    assert lines[2].split()[:4] == ["2", "rms_norm", "forward", "0.10"]
+    assert lines[-1] == "FAILED: rms_norm forward c: RuntimeError: x"
+
+
 def test_the_suites_find_the_instrument_beside_them_and_nothing_else(tmp_path):
     # as asv imports them: only `benchmarks` is importable (asv_runner's SpecificImporter),
     # from a temporary working directory; the root, which holds a checkout of the package
@@ -213,6 +252,65 @@ def test_the_ratio_interleaves_ours_and_the_peers_calls():
     ratio = common.interleaved_ratio(ours, peer, c, block=block)
     assert log == ["ours", "peer"] + ["ours", "ours", "peer", "peer"] * 3
     assert ratio == [1.5] * 3  # peer / ours, the host's speed divided out; higher: ours faster
+
+
+def fake_blocks(values, log=None):
+    """A block timer that returns `values` in turn (seconds per call), counting the calls."""
+    values = iter(values)
+
+    def block(call, iters):
+        for _ in range(iters):
+            call()
+        return next(values)
+
+    return block
+
+
+def test_a_figure_is_sampled_until_its_median_is_known_to_the_target():
+    c = common.Contract(warmup=2, iters=5, samples=4, max_samples=16, target=0.01)
+    calls = []
+    steady = common.seconds_per_call(
+        lambda: calls.append(1), c, block=fake_blocks([1.0, 1.001, 0.999, 1.0] + [9.0] * 20)
+    )
+    assert steady == [1.0, 1.001, 0.999, 1.0]  # known to 0.16% at the minimum: it stops
+    assert len(calls) == 2 + 4 * 5  # the warm-ups, then every sample's block
+    # 2% apart, sample to sample: the median is known to 1% at the 10th sample (by hand:
+    # t(9) 2.262 x 1.2533 x s 0.01054 / sqrt(10) / median 1.01 = 0.94%; at 9, 1.02%)
+    wobbly = [1.0, 1.02] * 20
+    got = common.seconds_per_call(lambda: None, c, block=fake_blocks(wobbly))
+    assert got == wobbly[:10]
+    assert common.median_ci_share(wobbly[:9]) > 0.01 >= common.median_ci_share(wobbly[:10])
+    noisy = [1.0, 1.5] * 20
+    assert len(common.seconds_per_call(lambda: None, c, block=fake_blocks(noisy))) == 16  # cap
+    # the time cap: a tenth of a second a sample, a quarter of a second at most past the minimum
+    timed = common.Contract(warmup=0, iters=1, samples=2, max_samples=16, target=0.01,
+                            max_seconds=0.25)  # fmt: skip
+    taken = []  # each sample's call: a tenth of a second on the fake clock
+    got = common.seconds_per_call(lambda: taken.append(1), timed, block=fake_blocks(noisy),
+                                  clock=lambda: len(taken) / 10)  # fmt: skip
+    assert len(got) == 3  # two, the minimum, at 0.2 s; a third; at 0.3 s it stops
+    fixed = common.Contract(warmup=0, iters=1, samples=3)
+    assert len(common.seconds_per_call(lambda: None, fixed, block=fake_blocks(noisy))) == 3
+    assert common.median_ci_share([1.0]) == common.median_ci_share([0.0, 0.0]) == float("inf")
+
+
+def test_the_ratio_takes_pairs_until_the_quotient_is_known():
+    c = common.Contract(warmup=0, iters=1, samples=2, max_samples=8, target=0.01)
+    ours, peer = (lambda: None), (lambda: None)
+    steady = [1.0, 2.0] * 20  # every pair 2.0: known at the minimum
+    assert common.interleaved_ratio(ours, peer, c, block=fake_blocks(steady)) == [2.0, 2.0]
+    noisy = [1.0, 2.0, 1.0, 3.0] * 20  # 2, 3, 2, 3 ...: up to the cap
+    assert len(common.interleaved_ratio(ours, peer, c, block=fake_blocks(noisy))) == 8
+
+
+def test_the_contracts_keep_the_seeds_warm_up_block_and_minimum():
+    # a figure that is not noisy is measured exactly as under the fixed contract before it
+    gpu = common.GPU_CONTRACT
+    assert (gpu.warmup, gpu.iters, gpu.samples) == (10, 100, 4) and gpu.max_samples > 4
+    assert common.PROCESSES * gpu.samples >= 6  # asv's Mann-Whitney test needs 6 a side
+    smoke = common.SMOKE_CONTRACT  # the interpreter's timing means nothing: a fixed count
+    assert smoke.max_samples <= smoke.samples
+    assert common.GPU_RATIO_CONTRACT.samples * common.PROCESSES >= 6
 
 
 def test_the_ratio_is_measured_against_our_validated_call(monkeypatch):
@@ -313,6 +411,31 @@ def test_progress_lines_are_written_and_summed_up(tmp_path, monkeypatch, capsys)
     assert progress.summary([]) == "no cases measured"
     assert progress.main([str(log)]) == 0
     assert capsys.readouterr().out.strip() == progress.summary(lines)
+
+
+def test_each_case_records_its_phases_and_the_reference_is_made_once(tmp_path, monkeypatch):
+    times = tmp_path / "times.jsonl"
+    monkeypatch.setenv(progress.TIMES_VAR, str(times))
+    monkeypatch.setenv(common.FWD_SHAPES_VAR, "2,64,f32;3,96,bf16")
+    made = []
+    real = common.reference
+    monkeypatch.setattr(common, "reference", lambda p: made.append(p.shape.label) or real(p))
+    results = common.measure_suite("fused_add", "forward", backends=["triton", "torch"])
+    assert not any(m.failed for m in results.values()), results
+    assert made == ["2x64-f32", "3x96-bf16"]  # one fp32 reference per shape, both backends
+    cases, process = progress.read_times(times)[:-1], progress.read_times(times)[-1]
+    assert [(c["case"], c["backend"]) for c in cases] == [
+        (s, b) for s in ("2x64-f32", "3x96-bf16") for b in ("triton", "torch")
+    ]
+    for case in cases:
+        assert case["suite"] == "fused_add forward" and case["status"] == "ok"
+        assert set(case["phases"]) == {"backend", "inputs", "validation", "public"}
+        assert sum(case["phases"].values()) <= case["seconds"]
+    assert process["process"] == os.getpid() and "import torch" in process["phases"]
+    assert process["seconds"] >= sum(c["seconds"] for c in cases)
+    with times.open("a") as f:
+        f.write('{"suite": "cut sh')  # a process killed while writing: the line is left out
+    assert len(progress.read_times(times)) == len(cases) + 1
 
 
 def test_merge_copies_new_and_refuses_conflicts(tmp_path, capsys):
