@@ -6,6 +6,7 @@ import pytest
 
 from rmsnorm_bench import headline, report
 from rmsnorm_bench.instrument import Shape, ideal_bytes
+from tests.test_tracker import ASV_FIELDS, write_machine
 
 BACKENDS = ["triton", *report.PEERS]
 CASES = ["1x4096-bf16", "4096x4096-bf16"]
@@ -21,6 +22,7 @@ def entry(values: dict):
 def write_run(root, benches: dict, machine="some-gpu", commit="c" * 40):
     """A results file of `machine` holding `benches` ({class.figure: {(case, backend): v}})."""
     run = {
+        **ASV_FIELDS,
         "commit_hash": commit,
         "date": 1796285924000,  # 2026-12-03
         "params": {"machine": machine, "gpu": "Some GPU", "torch": "2.x", "triton": "3.x"},
@@ -28,7 +30,7 @@ def write_run(root, benches: dict, machine="some-gpu", commit="c" * 40):
         "results": {f"bench_rmsnorm.{k}": entry(v) for k, v in benches.items()},
     }
     folder = root / machine
-    folder.mkdir(parents=True, exist_ok=True)
+    write_machine(folder, gpu="Some GPU")
     (folder / f"{commit[:8]}-virtualenv-py3.11.json").write_text(json.dumps(run))
     return root
 
