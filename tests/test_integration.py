@@ -355,12 +355,13 @@ def test_replace_leaves_hooks_parametrizations_and_patched_forwards_alone():
     _left_alone(torch.nn.Sequential(tensor_eps), r"its eps \(tensor\(.*\)\) is not a number")
 
 
-def test_replace_takes_subclasses_that_only_describe_themselves_and_copies_of_llamas():
+def test_replace_takes_subclasses_that_only_describe_themselves_and_copies_of_llamas(device):
     model = torch.nn.Sequential(Described(8, eps=1e-5), CopiedLlamaRMSNorm(8, eps=1e-5))
+    model = model.to(device)  # the replacements run our kernels: on the GPU where there is one
     with torch.no_grad():
         for norm in model:
             norm.weight.uniform_(0.5, 1.5)
-    x = torch.randn(3, 8)
+    x = torch.randn(3, 8, device=device)
     expected = model(x)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
