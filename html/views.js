@@ -8,7 +8,7 @@
  ],
  "benchmarks": {
   "bench_rmsnorm.FusedAddRMSNormBackward.track_bandwidth": {
-   "nvidia-h200": "machine=nvidia-h200&p-case='1x4096-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='triton'&y-axis-scale=log&view=nvidia-h200",
+   "nvidia-h200": "machine=nvidia-h200&p-case='1x4096-bf16'&p-case='128x4096-bf16'&p-case='4096x4096-bf16'&p-case='512x2048-bf16'&p-case='512x3000-f32'&p-case='1024x8192-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='triton'&y-axis-scale=log&view=nvidia-h200",
    "cpu-smoke": "machine=cpu-smoke&p-backend='triton'&view=cpu-smoke"
   },
   "bench_rmsnorm.FusedAddRMSNormBackward.track_device_time": {
@@ -16,7 +16,7 @@
    "cpu-smoke": "machine=cpu-smoke&p-backend='triton'&view=cpu-smoke"
   },
   "bench_rmsnorm.FusedAddRMSNormBackward.track_device_time_cold": {
-   "nvidia-h200": "machine=nvidia-h200&p-case='1x4096-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='triton'&y-axis-scale=log&view=nvidia-h200",
+   "nvidia-h200": "machine=nvidia-h200&p-case='1x4096-bf16'&p-case='128x4096-bf16'&p-case='4096x4096-bf16'&p-case='512x2048-bf16'&p-case='512x3000-f32'&p-case='1024x8192-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='triton'&y-axis-scale=log&view=nvidia-h200",
    "cpu-smoke": "machine=cpu-smoke&p-backend='triton'&view=cpu-smoke"
   },
   "bench_rmsnorm.FusedAddRMSNormBackward.track_peak_memory": {
@@ -32,7 +32,7 @@
    "cpu-smoke": "machine=cpu-smoke&p-case='1x256-bf16'&p-case='16x1000-f32'&p-case='3x20000-bf16'&p-backend='triton'&y-axis-scale=log&view=cpu-smoke"
   },
   "bench_rmsnorm.FusedAddRMSNormForward.track_bandwidth": {
-   "nvidia-h200": "machine=nvidia-h200&p-case='1x4096-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='triton'&y-axis-scale=log&view=nvidia-h200",
+   "nvidia-h200": "machine=nvidia-h200&p-case='1x4096-bf16'&p-case='128x4096-bf16'&p-case='4096x4096-bf16'&p-case='512x2048-bf16'&p-case='512x3000-f32'&p-case='1024x8192-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='triton'&y-axis-scale=log&view=nvidia-h200",
    "cpu-smoke": "machine=cpu-smoke&p-backend='triton'&view=cpu-smoke"
   },
   "bench_rmsnorm.FusedAddRMSNormForward.track_device_time": {
@@ -40,7 +40,7 @@
    "cpu-smoke": "machine=cpu-smoke&p-backend='triton'&view=cpu-smoke"
   },
   "bench_rmsnorm.FusedAddRMSNormForward.track_device_time_cold": {
-   "nvidia-h200": "machine=nvidia-h200&p-case='1x4096-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='triton'&y-axis-scale=log&view=nvidia-h200",
+   "nvidia-h200": "machine=nvidia-h200&p-case='1x4096-bf16'&p-case='128x4096-bf16'&p-case='4096x4096-bf16'&p-case='512x2048-bf16'&p-case='512x3000-f32'&p-case='1024x8192-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='triton'&y-axis-scale=log&view=nvidia-h200",
    "cpu-smoke": "machine=cpu-smoke&p-backend='triton'&view=cpu-smoke"
   },
   "bench_rmsnorm.FusedAddRMSNormForward.track_peak_memory": {
@@ -56,7 +56,7 @@
    "cpu-smoke": "machine=cpu-smoke&p-case='1x256-bf16'&p-case='16x1000-f32'&p-case='3x20000-bf16'&p-backend='triton'&y-axis-scale=log&view=cpu-smoke"
   },
   "bench_rmsnorm.RMSNormBackward.track_bandwidth": {
-   "nvidia-h200": "machine=nvidia-h200&p-case='1x4096-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='triton'&y-axis-scale=log&view=nvidia-h200",
+   "nvidia-h200": "machine=nvidia-h200&p-case='1x4096-bf16'&p-case='128x4096-bf16'&p-case='4096x4096-bf16'&p-case='512x2048-bf16'&p-case='512x3000-f32'&p-case='1024x8192-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='triton'&y-axis-scale=log&view=nvidia-h200",
    "cpu-smoke": "machine=cpu-smoke&p-backend='triton'&view=cpu-smoke"
   },
   "bench_rmsnorm.RMSNormBackward.track_device_time": {
@@ -64,7 +64,7 @@
    "cpu-smoke": "machine=cpu-smoke&p-backend='triton'&view=cpu-smoke"
   },
   "bench_rmsnorm.RMSNormBackward.track_device_time_cold": {
-   "nvidia-h200": "machine=nvidia-h200&p-case='1x4096-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='triton'&y-axis-scale=log&view=nvidia-h200",
+   "nvidia-h200": "machine=nvidia-h200&p-case='1x4096-bf16'&p-case='128x4096-bf16'&p-case='4096x4096-bf16'&p-case='512x2048-bf16'&p-case='512x3000-f32'&p-case='1024x8192-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='triton'&y-axis-scale=log&view=nvidia-h200",
    "cpu-smoke": "machine=cpu-smoke&p-backend='triton'&view=cpu-smoke"
   },
   "bench_rmsnorm.RMSNormBackward.track_peak_memory": {
@@ -80,7 +80,7 @@
    "cpu-smoke": "machine=cpu-smoke&p-case='1x256-bf16'&p-case='16x1000-f32'&p-case='3x20000-bf16'&p-backend='triton'&y-axis-scale=log&view=cpu-smoke"
   },
   "bench_rmsnorm.RMSNormForward.track_bandwidth": {
-   "nvidia-h200": "machine=nvidia-h200&p-case='1x4096-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='triton'&y-axis-scale=log&view=nvidia-h200",
+   "nvidia-h200": "machine=nvidia-h200&p-case='1x4096-bf16'&p-case='128x4096-bf16'&p-case='4096x4096-bf16'&p-case='512x2048-bf16'&p-case='512x3000-f32'&p-case='1024x8192-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='triton'&y-axis-scale=log&view=nvidia-h200",
    "cpu-smoke": "machine=cpu-smoke&p-backend='triton'&view=cpu-smoke"
   },
   "bench_rmsnorm.RMSNormForward.track_device_time": {
@@ -88,7 +88,7 @@
    "cpu-smoke": "machine=cpu-smoke&p-backend='triton'&view=cpu-smoke"
   },
   "bench_rmsnorm.RMSNormForward.track_device_time_cold": {
-   "nvidia-h200": "machine=nvidia-h200&p-case='1x4096-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='triton'&y-axis-scale=log&view=nvidia-h200",
+   "nvidia-h200": "machine=nvidia-h200&p-case='1x4096-bf16'&p-case='128x4096-bf16'&p-case='4096x4096-bf16'&p-case='512x2048-bf16'&p-case='512x3000-f32'&p-case='1024x8192-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='triton'&y-axis-scale=log&view=nvidia-h200",
    "cpu-smoke": "machine=cpu-smoke&p-backend='triton'&view=cpu-smoke"
   },
   "bench_rmsnorm.RMSNormForward.track_peak_memory": {
@@ -100,7 +100,7 @@
    "cpu-smoke": "machine=cpu-smoke&p-backend='triton'&view=cpu-smoke"
   },
   "bench_rmsnorm.RMSNormForward.track_time": {
-   "nvidia-h200": "machine=nvidia-h200&p-case='1x4096-bf16'&p-case='128x4096-bf16'&p-case='4096x4096-bf16'&p-case='512x2048-bf16'&p-case='512x3000-f32'&p-case='1024x8192-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='triton'&view=nvidia-h200",
+   "nvidia-h200": "machine=nvidia-h200&p-case='1x4096-bf16'&p-case='128x4096-bf16'&p-case='4096x4096-bf16'&p-case='512x2048-bf16'&p-case='512x3000-f32'&p-case='1024x8192-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='triton'&y-axis-scale=log&view=nvidia-h200",
    "cpu-smoke": "machine=cpu-smoke&p-case='1x256-bf16'&p-case='16x1000-f32'&p-case='3x20000-bf16'&p-backend='triton'&y-axis-scale=log&view=cpu-smoke"
   }
  }
