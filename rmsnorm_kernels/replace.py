@@ -78,7 +78,9 @@ def _is_llama_forward(fn) -> bool:
 
 
 # what a class may define and still compute as the class it derives from
-HARMLESS = {"__init__", "extra_repr", "__repr__"}
+# (transformers' hub-kernel decorator adds kernel_condition, which only its `kernelize` reads:
+# a kernelized class's forward is no longer Llama's, and is then refused for that)
+HARMLESS = {"__init__", "extra_repr", "__repr__", "kernel_condition"}
 CLASS_DATA = {
     "__module__", "__qualname__", "__doc__", "__dict__", "__weakref__", "__annotations__",
     "__annotate__", "__firstlineno__", "__static_attributes__", "__orig_bases__",
@@ -92,13 +94,18 @@ HOOKS = (
 
 
 def _additions(cls, base) -> list[str]:
-    """What the classes of `cls`'s MRO before `base` define that could compute: methods,
-    properties and other descriptors, beyond construction and text (a class's plain data is
-    read through the instance, as the module's own forward reads it)."""
+    """What the classes of `cls`'s MRO below torch.nn.Module define that could compute:
+    methods, properties and other descriptors, beyond construction and text (a class's plain
+    data is read through the instance, as the module's own forward reads it). `base` is the
+    class whose computation is proven: torch.nn.RMSNorm, whose members are torch's own, or
+    the class whose forward is Llama's, of which only that forward is. Mixins anywhere in the
+    MRO are looked at too: a `__call__` or `_norm` of theirs would change the output."""
     found = []
-    for klass in cls.__mro__[: cls.__mro__.index(base)]:
+    for klass in cls.__mro__[: cls.__mro__.index(torch.nn.Module)]:
+        if klass is torch.nn.RMSNorm:
+            continue
         for name, value in vars(klass).items():
-            if name in HARMLESS or name in CLASS_DATA:
+            if name in HARMLESS or name in CLASS_DATA or (klass is base and name == "forward"):
                 continue
             if callable(value) or hasattr(type(value), "__get__"):
                 found.append(f"{klass.__name__}.{name}")

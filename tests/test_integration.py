@@ -305,6 +305,34 @@ class Described(torch.nn.RMSNorm):  # construction and text only: the same compu
         return "described"
 
 
+class LlamaWithCall(CopiedLlamaRMSNorm):  # Llama's forward, a __call__ beside it
+    pass
+
+
+LlamaWithCall.__call__ = lambda self, x: torch.nn.Module.__call__(self, x) * 2
+
+
+class Doubling:  # a mixin: anywhere in the MRO, its __call__ changes the output
+    def __call__(self, x):
+        return super().__call__(x) * 2
+
+
+class MixedLlama(Doubling, CopiedLlamaRMSNorm):
+    pass
+
+
+class LlamaCodeWithCall(torch.nn.Module):  # the class that owns Llama's forward adds more
+    def __init__(self, hidden_size, eps=1e-6):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.ones(hidden_size))
+        self.variance_epsilon = eps
+
+    forward = CopiedLlamaRMSNorm.forward
+
+    def __call__(self, x):
+        return super().__call__(x) * 2
+
+
 def _left_alone(model, why):
     """replace_rmsnorm replaces nothing, names the module and why, and the output stays."""
     x = torch.randn(3, 8)
@@ -321,6 +349,9 @@ def _left_alone(model, why):
         (WithNorm(8), r"WithNorm._norm may change"),
         (WithCall(8), r"WithCall.__call__ may change"),
         (Olmo2StyleRMSNorm(8), r"Olmo2StyleRMSNorm: its forward is not torch.nn.RMSNorm's"),
+        (LlamaWithCall(8), r"LlamaWithCall.__call__ may change"),
+        (MixedLlama(8), r"Doubling.__call__ may change"),
+        (LlamaCodeWithCall(8), r"LlamaCodeWithCall.__call__ may change"),
     ],
 )
 def test_replace_leaves_subclasses_that_compute_otherwise_alone(norm, why):
