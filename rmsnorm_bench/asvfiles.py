@@ -242,13 +242,18 @@ def load_run(path: Path) -> dict:
     return _load_checked(path, problems, "results file")
 
 
+VERDICT_PREFIX = "selftest-"  # the self-test's verdicts, kept beside the results they judge
+
+
+def is_verdict(path: Path) -> bool:
+    return Path(path).name.startswith(VERDICT_PREFIX)
+
+
 def results_files(folder: Path) -> list[Path]:
     """A machine folder's results files: not its machine.json, nor the self-test's verdicts
-    (selftest-<commit8>.json, kept beside the results they judge)."""
+    (selftest-<commit8>.json)."""
     files = Path(folder).glob("*.json")
-    return sorted(
-        f for f in files if f.name != "machine.json" and not f.name.startswith("selftest-")
-    )
+    return sorted(f for f in files if f.name != "machine.json" and not is_verdict(f))
 
 
 def load_runs(folder: Path) -> list:

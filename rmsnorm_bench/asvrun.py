@@ -22,7 +22,8 @@ What scripts/run and scripts/compare call once they have set up the environment:
   comes, and where the time went is summed up at the end; each case's phases and each
   benchmark process's seconds go to .asv/times-<machine>.jsonl.
 - --record writes the run's record (rmsnorm_bench.runrecord: where the time went, as JSON)
-  to docs/runs/<machine>-<commit8>.json, a new name (-2, ...) where that one is taken;
+  to docs/runs/<machine>-<commit8>.json (.asv/runs/ in the CPU smoke mode, whose records
+  are not kept in the docs), a new name (-2, ...) where that one is taken;
   --record-to FILE to that file, refused (exit 2) before anything runs where it exists.
   --started-at (seconds since the epoch) is when the caller's set-up began (scripts/run's
   start), --fresh-venv that it made .venv.
@@ -398,7 +399,11 @@ def run_guarded(
         return status or 2
     say(f"{outcome.measured} figure(s) stored, {outcome.kept} stored figure(s) kept")
     if recorder:
-        write_record(recorder, progress.read_times(times), status, results / "benchmarks.json")
+        try:
+            write_record(recorder, progress.read_times(times), status, results / "benchmarks.json")
+        except (OSError, ValueError, KeyError, TypeError, asvfiles.BadFile) as e:
+            # the results are stored; only the record of where the time went is missing
+            say(f"record not written ({type(e).__name__}: {e}); the results are stored")
     return status
 
 
@@ -461,6 +466,7 @@ def main(argv=None) -> int:
         recorder = runrecord.Recorder(
             args.machine, asv_args, base / conf["env_dir"], path=args.record_to,
             started_at=args.started_at or time.time(), fresh_venv=args.fresh_venv,
+            folder=runrecord.default_folder(instrument.DEVICE),
         )  # fmt: skip
     if asv_args[0] == "find":  # a search: one process per commit, no samples; not stored
         asv_args = [*asv_args, *(["--skip-save"] if "--skip-save" not in asv_args else [])]

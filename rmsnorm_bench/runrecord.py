@@ -36,6 +36,12 @@ from . import ROOT, argument_parser
 from .asvfiles import BadFile, read_json, results_files
 
 RUNS = ROOT / "docs" / "runs"
+# the CPU smoke mode's records (CI makes one every run) are kept out of the tracked docs
+SMOKE_RUNS = ROOT / ".asv" / "runs"
+
+
+def default_folder(device: str) -> Path:
+    return SMOKE_RUNS if device == "cpu" else RUNS
 
 
 def default_path(machine: str, commit: str, folder: Path = RUNS) -> Path:

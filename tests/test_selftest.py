@@ -115,3 +115,19 @@ def test_the_find_plant_is_set_by_the_noise(tmp_path):
     assert find.noise(apart, DEVICE, BIG) == pytest.approx(
         0.2e-4 / statistics.median([1e-4, 1.2e-4])
     )
+
+
+def test_a_verdict_beside_the_results_is_merged_as_it_is_and_read_by_no_reader(tmp_path):
+    from rmsnorm_bench import merge
+
+    theirs, ours = tmp_path / "theirs", tmp_path / "ours"
+    sha = hashlib.sha1(b"verdict").hexdigest()
+    write_run(theirs / "gpu", sha, 1, {(BIG, regressions.OURS): 1e-4}, "v", DEVICE)
+    verdict = theirs / "gpu" / f"selftest-{sha[:8]}.json"
+    verdict.write_text('{"machine": "gpu", "passed": true}\n')
+    assert asvfiles.results_files(theirs / "gpu") == [
+        theirs / "gpu" / f"{sha[:8]}-virtualenv-py3.11.json"
+    ]
+    assert merge.main([str(theirs), "--into", str(ours)]) == 0
+    assert (ours / "gpu" / verdict.name).read_text() == verdict.read_text()
+    assert len(asvfiles.load_runs(ours / "gpu")) == 1  # the verdict is no results file

@@ -302,9 +302,12 @@ def run(args, asv_args: list[str]) -> int:
         print(report(v))
     bad = [v.name for v in verdicts if not v.ok]
     seconds = time.monotonic() - start
-    path = verdict_path(args, args.machine, base)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(verdict_json(args, base, seconds, verdicts, found), indent=1) + "\n")
+    # under the results' lock: a run settling beside it restores the folder it had copied
+    with asvrun.Locks(ROOT / ".asv", [f"lock-results-{args.machine}"]):
+        path = verdict_path(args, args.machine, base)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        text = json.dumps(verdict_json(args, base, seconds, verdicts, found), indent=1) + "\n"
+        path.write_text(text)
     print(f"selftest: verdict written to {path}")
     result = "FAILED: " + ", ".join(bad) if bad else "passed"
     print(f"selftest: {result} (factor {args.factor}, {seconds:.0f} s)")
