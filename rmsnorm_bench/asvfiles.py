@@ -274,6 +274,20 @@ def load_runs(folder: Path) -> list:
     return sorted(runs, key=lambda r: (r["date"], r["commit_hash"]))
 
 
+def readable_runs(folder: Path) -> list:
+    """(path, run) of each results file in `folder` that holds a commit hash (a bad one is
+    named by every tool that reads the folder through load_runs)."""
+    found = []
+    for path in results_files(folder) if Path(folder).is_dir() else []:
+        try:
+            run = read_json(path)
+        except BadFile:
+            continue
+        if isinstance(run, dict) and isinstance(run.get("commit_hash"), str):
+            found.append((path, run))
+    return found
+
+
 def same_commit(files) -> str | None:
     """What is wrong where several of `files` ((path, run) of one machine) hold one commit,
     or None. asv names a results file by commit and environment: a run in an environment of

@@ -25,23 +25,9 @@ from .asvfiles import (
     machine_problems,
     problems,
     read_json,
-    results_files,
+    readable_runs,
     same_commit,
 )
-
-
-def readable(folder: Path) -> list:
-    """(path, run) of each results file in `folder` that holds a commit hash (a bad one is
-    named by every tool that reads the folder)."""
-    found = []
-    for path in results_files(folder) if folder.is_dir() else []:
-        try:
-            run = read_json(path)
-        except BadFile:
-            continue
-        if isinstance(run, dict) and isinstance(run.get("commit_hash"), str):
-            found.append((path, run))
-    return found
 
 
 def plan(source: Path, into: Path):
@@ -72,7 +58,7 @@ def plan(source: Path, into: Path):
         else:
             conflicts.append(target)
     for machine, files in arriving.items():  # one results file per machine and commit
-        if twice := same_commit(files + readable(into / machine)):
+        if twice := same_commit(files + readable_runs(into / machine)):
             bad.append(f"{into / machine}, with the files of {source / machine}: {twice}")
         if not any((folder / machine / "machine.json").is_file() for folder in (into, source)):
             bad.append(

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import ROOT, argument_parser
-from .asvfiles import PER_PARAMS, BadFile, problems, read_json, results_files
+from .asvfiles import PER_PARAMS, BadFile, problems, read_json, readable_runs, results_files
 
 
 def _measured(value) -> bool:
@@ -184,17 +184,9 @@ def archive_path(folder: Path, name: str) -> Path:
 
 def _same_commit(stored: Path, commit: str, name: str) -> list[Path]:
     """The stored results files other than `name` that hold `commit`."""
-    found = []
-    for path in results_files(stored) if stored.is_dir() else []:
-        if path.name == name:
-            continue
-        try:
-            held = read_json(path).get("commit_hash")
-        except (BadFile, AttributeError):
-            continue
-        if held == commit:
-            found.append(path)
-    return found
+    return [
+        p for p, run in readable_runs(stored) if p.name != name and run["commit_hash"] == commit
+    ]
 
 
 def _label(bench: str, combo: tuple) -> str:
