@@ -2,7 +2,7 @@
 
 Each suite measures all its cases in one warm process (``setup_cache``): inputs built, every
 output and gradient checked against the fp32 reference, then timed under the seed's contract
-(see rmsnorm_bench/instrument.py). Run with ``-a rounds=3`` (scripts/run and scripts/compare
+(see rmsnorm_bench/instrument/). Run with ``-a rounds=3`` (scripts/run and scripts/compare
 pass instrument.PROCESSES), asv repeats that in fresh processes, one per round, and pools their
 samples, so that the spread between processes enters its statistics; ``asv continuous``
 interleaves the rounds of its two commits. (asv reads a ``rounds`` attribute of time_*

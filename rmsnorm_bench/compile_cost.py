@@ -45,7 +45,7 @@ def child(op: str, phase: str) -> None:
         before, t0 = instrument.compile_cache_counts(), time.perf_counter()
         fact = {"suite": f"{op} {phase}", "case": shape.label}
         try:
-            fn = instrument._torch_compile(op)
+            fn = instrument.backends.torch_compile.make(op)
             p = instrument.make_problem(op, shape)
             instrument.validate(fn, p)
             instrument.timed_call(fn, p, phase)()

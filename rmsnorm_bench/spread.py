@@ -32,7 +32,7 @@ def parse_case(text: str):
 
 def measure(cases, backends) -> dict:
     """{case: {backend: median microseconds}} in this process."""
-    c = instrument.contract()
+    c = instrument.device_contract()
     out = {}
     for text in cases:
         op, phase, shape = parse_case(text)

@@ -89,5 +89,5 @@ def smoke_mode(no_gpu, monkeypatch):
     from rmsnorm_bench import instrument
 
     monkeypatch.setenv(instrument.DEVICE_VAR, "cpu")
-    monkeypatch.setattr(instrument, "DEVICE", "cpu")
+    monkeypatch.setattr(instrument.matrix, "DEVICE", "cpu")
     return instrument

@@ -3,7 +3,7 @@ problem and exit status 2, never a traceback nor a run of failures that exits 0.
 
 The machine without a GPU is made by hand (torch.cuda.is_available patched), so these tests
 say the same on a GPU machine as on a CPU-only one. The instrument reads RMSNORM_BENCH_DEVICE
-once, at import: each test sets instrument.DEVICE to what that value would have made it.
+once, at import: each test sets instrument.matrix.DEVICE to what that value would have made it.
 """
 
 import os
@@ -42,7 +42,7 @@ def machine(monkeypatch, device, gpu: bool) -> None:
         monkeypatch.delenv(VAR, raising=False)
     else:
         monkeypatch.setenv(VAR, device)
-    monkeypatch.setattr(instrument, "DEVICE", "cpu" if device == "cpu" else "cuda")
+    monkeypatch.setattr(instrument.matrix, "DEVICE", "cpu" if device == "cpu" else "cuda")
     monkeypatch.setattr(torch.cuda, "is_available", lambda: gpu)
     if not gpu:  # none for the processes a tool starts either (spread's)
         monkeypatch.setattr(torch.cuda, "device_count", lambda: 0)

@@ -121,7 +121,7 @@ def validated(fn, op):
 
 @pytest.mark.parametrize("op", instrument.OPS)
 def test_quack_adapter_calls_rmsnorm_as_its_api_says(quack_standin, op):
-    fn = instrument._quack(op)
+    fn = instrument.backends.quack.make(op)
     validated(fn, op)  # outputs and gradients against the fp32 reference
     p = instrument.make_problem(op, SHAPES[0])
     quack_standin.CALLS.clear()
@@ -142,9 +142,9 @@ def test_quack_without_residual_support_skips_fused_add(tmp_path, isolated_impor
         "quack/rmsnorm.py": "def rmsnorm(x, weight=None, bias=None, eps=1e-6):\n    pass\n",
     }
     monkeypatch.syspath_prepend(str(write_package(tmp_path / "old", files)))
-    assert callable(instrument._quack("rms_norm"))
+    assert callable(instrument.backends.quack.make("rms_norm"))
     with pytest.raises(instrument.Unavailable, match="no residual"):
-        instrument._quack("fused_add")
+        instrument.backends.quack.make("fused_add")
 
 
 def test_quack_absent_is_skipped_with_the_reason(tmp_path, isolated_imports, monkeypatch):
@@ -154,12 +154,12 @@ def test_quack_absent_is_skipped_with_the_reason(tmp_path, isolated_imports, mon
     files = {"quack/__init__.py": missing}
     monkeypatch.syspath_prepend(str(write_package(tmp_path / "broken", files)))
     with pytest.raises(instrument.Unavailable, match="quack .* not installed.*cutlass"):
-        instrument._quack("rms_norm")
+        instrument.backends.quack.make("rms_norm")
 
 
 @pytest.mark.parametrize("op", instrument.OPS)
 def test_flydsl_adapter_calls_its_public_entry_points(flydsl_root, op):
-    fn = instrument._flydsl(op)
+    fn = instrument.backends.flydsl.make(op)
     validated(fn, op)
     fly = sys.modules["kernels.norm.rmsnorm_kernel"]
     assert fly.__file__.startswith(str(flydsl_root))
@@ -176,12 +176,12 @@ def test_flydsl_adapter_calls_its_public_entry_points(flydsl_root, op):
 def test_flydsl_absent_is_skipped_with_the_reason(tmp_path, isolated_imports, monkeypatch):
     monkeypatch.delenv("FLYDSL_ROOT", raising=False)
     with pytest.raises(instrument.Unavailable, match="FLYDSL_ROOT"):
-        instrument._flydsl("rms_norm")
+        instrument.backends.flydsl.make("rms_norm")
     # a checkout without the module (or without the `flydsl` package it imports)
     empty = write_package(tmp_path / "empty", {"kernels/__init__.py": ""})
     monkeypatch.setenv("FLYDSL_ROOT", str(empty))
     with pytest.raises(instrument.Unavailable, match="could not be imported.*kernels.norm"):
-        instrument._flydsl("fused_add")
+        instrument.backends.flydsl.make("fused_add")
 
 
 def test_flydsl_shadowed_by_another_kernels_package(flydsl_root, tmp_path, monkeypatch):
@@ -190,7 +190,7 @@ def test_flydsl_shadowed_by_another_kernels_package(flydsl_root, tmp_path, monke
     import kernels  # noqa: F401  # imported first, as by another library
 
     with pytest.raises(instrument.Unavailable, match="not from FLYDSL_ROOT"):
-        instrument._flydsl("rms_norm")
+        instrument.backends.flydsl.make("rms_norm")
 
 
 def test_gpu_only_peers_are_skipped_with_reasons_on_the_cpu(flydsl_root, smoke_mode, monkeypatch):
@@ -201,7 +201,7 @@ def test_gpu_only_peers_are_skipped_with_reasons_on_the_cpu(flydsl_root, smoke_m
             instrument.make_backend(name, "fused_add")
     assert not [m for m in sys.modules if m.split(".")[0] in ("quack", "liger_kernel", "kernels")]
     # on a CUDA machine FlyDSL is skipped before anything is imported
-    monkeypatch.setattr(instrument, "DEVICE", "cuda")
+    monkeypatch.setattr(instrument.matrix, "DEVICE", "cuda")
     monkeypatch.setattr(torch.version, "hip", None)
     with pytest.raises(instrument.Unavailable, match="ROCm"):
         instrument.make_backend("flydsl", "rms_norm")
@@ -233,7 +233,7 @@ def test_liger_fused_add_adapter_matches_its_function(tmp_path, isolated_imports
         "liger_kernel/ops/fused_add_rms_norm.py": LIGER_FUSED_ADD,
     }
     monkeypatch.syspath_prepend(str(write_package(tmp_path / "site", files)))
-    fn = instrument._liger("fused_add")
+    fn = instrument.backends.liger.make("fused_add")
     validated(fn, "fused_add")  # the llama casting mode computes our function
     from liger_kernel.ops import fused_add_rms_norm as liger
 
@@ -304,6 +304,6 @@ def test_liger_fused_add_passes_validation_for_real(monkeypatch):
         monkeypatch.setattr(interpreter, "_implicit_cvt", float_as_fp32)
         monkeypatch.setattr(liger, "rsqrt", lambda v: tl.math.rsqrt(v), raising=False)
         shapes = [instrument.Shape(16, 1000, "f32"), instrument.Shape(4, 512, "f16")]
-    fn = instrument._liger("fused_add")
+    fn = instrument.backends.liger.make("fused_add")
     for shape in shapes:
         instrument.validate(fn, instrument.make_problem("fused_add", shape))

@@ -758,7 +758,7 @@ def test_rmsnorm_backward_torch_benchmark():
         for op in ("rms_norm", "fused_add"):
             figures = {}
             for backend in ("triton", "torch"):
-                m = common.measure_case(op, "backward", shape, backend, common.contract())
+                m = common.measure_case(op, "backward", shape, backend, common.device_contract())
                 assert not m.failed, m.failed
                 figures[backend] = common.median(m.time)
             name = "rmsnorm_bwd" if op == "rms_norm" else "fused_add_bwd"

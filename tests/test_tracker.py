@@ -152,9 +152,9 @@ from rmsnorm_bench import instrument
 compile_ = torch.compile
 torch.compile = lambda fn, **kw: compile_(fn, backend="aot_eager", fullgraph=True, **kw)
 for op in instrument.OPS:
-    instrument.DEVICE = "cuda"  # the adapter's own check; the tensors stay on the CPU
+    instrument.matrix.DEVICE = "cuda"  # the adapter's own check; the tensors stay on the CPU
     fn = instrument.make_backend("torch_compile", op)
-    instrument.DEVICE = "cpu"
+    instrument.matrix.DEVICE = "cpu"
     assert torch._functorch.config.donated_buffer is False
     graphs = counters["stats"]["unique_graphs"]
     for shape in instrument.SMOKE_SHAPES[:2]:
@@ -314,13 +314,18 @@ def test_the_contracts_keep_the_seeds_warm_up_block_and_minimum():
 
 
 def test_the_ratio_is_measured_against_our_validated_call(monkeypatch):
-    monkeypatch.setattr(common, "interleaved_ratio", lambda ours, peer, c: [ours(), peer()])
+    monkeypatch.setattr(common.suite, "interleaved_ratio", lambda ours, peer, c: [ours(), peer()])
     m, ours = common.Measurement(), {}
-    assert "peer's public time over ours" in common._public_ratio(m, "triton", lambda: 1, ours)
+    assert "peer's public time over ours" in common.suite._public_ratio(
+        m, "triton", lambda: 1, ours
+    )
     assert m.public_ratio is None and ours["call"]() == 1
-    assert common._public_ratio(m, "torch", lambda: 2, ours) is None and m.public_ratio == [1, 2]
+    assert common.suite._public_ratio(m, "torch", lambda: 2, ours) is None and m.public_ratio == [
+        1,
+        2,
+    ]
     lone = common.Measurement()
-    assert "no validated public call" in common._public_ratio(lone, "torch", lambda: 2, {})
+    assert "no validated public call" in common.suite._public_ratio(lone, "torch", lambda: 2, {})
     assert lone.public_ratio is None
 
 
@@ -384,9 +389,9 @@ def test_an_error_in_one_backend_fails_only_its_case(monkeypatch):
     def broken(name, op):
         raise RuntimeError("adapter broke")
 
-    monkeypatch.setattr(common, "make_backend", broken)
+    monkeypatch.setattr(common.suite, "make_backend", broken)
     shape = common.Shape(1, 256, "bf16")
-    m = common.measure_case("rms_norm", "forward", shape, "torch", common.contract())
+    m = common.measure_case("rms_norm", "forward", shape, "torch", common.device_contract())
     assert m.failed == "RuntimeError: adapter broke" and m.time is None and not m.skipped
 
 
@@ -395,7 +400,7 @@ def test_progress_lines_are_written_and_summed_up(tmp_path, monkeypatch, capsys)
     monkeypatch.setenv(progress.VAR, str(log))
     monkeypatch.delenv(common.BWD_SHAPES_VAR, raising=False)
     outcomes = {"triton": common.Measurement(time=[1.0]), "torch": common.Measurement(skipped="x")}
-    monkeypatch.setattr(common, "measure_case", lambda op, ph, shape, b, c, ours: outcomes[b])
+    monkeypatch.setattr(common.suite, "measure_case", lambda op, ph, shape, b, c, ours: outcomes[b])
     common.measure_suite("fused_add", "backward", backends=["triton", "torch"])
     lines = log.read_text().splitlines()
     shapes = common.shapes_for("backward")
@@ -419,7 +424,7 @@ def test_each_case_records_its_phases_and_the_reference_is_made_once(tmp_path, m
     monkeypatch.setenv(common.FWD_SHAPES_VAR, "2,64,f32;3,96,bf16")
     made = []
     real = common.reference
-    monkeypatch.setattr(common, "reference", lambda p: made.append(p.shape.label) or real(p))
+    monkeypatch.setattr(common.suite, "reference", lambda p: made.append(p.shape.label) or real(p))
     results = common.measure_suite("fused_add", "forward", backends=["triton", "torch"])
     assert not any(m.failed for m in results.values()), results
     assert made == ["2x64-f32", "3x96-bf16"]  # one fp32 reference per shape, both backends

@@ -1,0 +1,28 @@
+"""The Liger-Kernel peer."""
+
+from ..matrix import EPS, Unavailable
+
+
+def make(op):
+    """Liger-Kernel 0.8.5's autograd Functions, with its nn.Module drop-ins' defaults.
+
+    liger_kernel/ops/rms_norm.py: LigerRMSNormFunction.apply(X, W, eps, offset, casting_mode,
+    in_place, row_mode) -> Y. liger_kernel/ops/fused_add_rms_norm.py:
+    LigerFusedAddRMSNormFunction.apply(X, R, W, eps, offset, casting_mode, in_place) -> (Y, S),
+    S = X + R in X's dtype (our residual_out), Y the norm of S. Offset 0 and casting mode
+    "llama" (rstd in fp32, x * rstd cast back to x's dtype before the weight) compute our
+    function; that cast rounds once more than our kernels do, within the dtype's tolerance.
+    """
+    try:
+        if op == "rms_norm":
+            from liger_kernel.ops.rms_norm import LigerRMSNormFunction
+        else:
+            from liger_kernel.ops.fused_add_rms_norm import LigerFusedAddRMSNormFunction
+    except ImportError as e:
+        raise Unavailable(f"Liger-Kernel is not installed ({e})") from None
+    if op == "rms_norm":
+        # LigerRMSNorm's defaults: offset 0, casting mode "llama", in-place backward
+        return lambda x, w: LigerRMSNormFunction.apply(x, w, EPS, 0.0, "llama", True)
+    # LigerFusedAddRMSNorm's defaults: offset 0, casting mode "llama", in_place=False (its
+    # backward writes dx to a new tensor, not over dy)
+    return lambda x, r, w: LigerFusedAddRMSNormFunction.apply(x, r, w, EPS, 0.0, "llama", False)
