@@ -1,13 +1,17 @@
 """asv suites: RMSNorm and fused-add RMSNorm, forward and backward, Triton vs its peers.
 
-Each suite measures all its cases in one warm process (``setup_cache``): inputs built, every
-output and gradient checked against the fp32 reference, then timed under the seed's contract
-(see rmsnorm_bench/instrument/). Run with ``-a rounds=3`` (scripts/run and scripts/compare
-pass instrument.PROCESSES), asv repeats that in fresh processes, one per round, and pools their
-samples, so that the spread between processes enters its statistics; ``asv continuous``
-interleaves the rounds of its two commits. (asv reads a ``rounds`` attribute of time_*
-benchmarks only, so the option is what sets it for these track_* ones.) The benchmarks below
-only report those figures:
+The four suites share one ``setup_cache`` (instrument.measure_suites): one warm process
+measures every case of all four (inputs built, every output and gradient checked against the
+fp32 reference, once per op, shape and backend for both phases, then timed under the seed's
+contract, see rmsnorm_bench/instrument/), so that a process's start (torch, CUDA, the
+extension, the peers' imports) is paid once, not once per suite. Run with ``-a rounds=3``
+(scripts/run and scripts/compare pass instrument.PROCESSES), asv repeats that in fresh
+processes, one per round, and pools their samples, so that the spread between processes
+enters its statistics; ``asv continuous`` interleaves the rounds of its two commits. (asv
+reads a ``rounds`` attribute of time_* benchmarks only, so the option is what sets it for
+these track_* ones.) A run of one suite (``asv run --bench RMSNormForward``) still measures
+all four; RMSNORM_BENCH_SHAPES and RMSNORM_BENCH_BACKENDS narrow what is measured. The
+benchmarks below only report those figures:
 
 - ``track_time``: seconds per public call (samples of 100 back-to-back calls: at least 4 per
   process, up to 16 while the median is not known to 1%, instrument.Contract.enough);
@@ -31,6 +35,7 @@ here; a wrong result fails the benchmark.
 """
 
 import sys
+import types
 
 from rmsnorm_bench import instrument
 
@@ -44,9 +49,9 @@ def _log(message):
 
 
 class _Suite:
-    """What the four suites share. Each suite defines its own ``setup_cache``: asv keys that
-    cache by the function's source line, so one inherited definition would make all four
-    suites share one measurement."""
+    """What the four suites share, their one setup_cache included: asv keys that cache by the
+    function's source line, so this one inherited definition is measured once per round for
+    all four suites, which each read their own part of it."""
 
     param_names = ["case", "backend"]
     # no `rounds` here: asv ignores it on track_* benchmarks (see above); each round that
@@ -59,20 +64,24 @@ class _Suite:
     # the noise sets it (at least the 4 per process of before, more where noisy), a figure that
     # is not noisy is sampled exactly as before, and a noisy one gets more samples of the same
     # kind, so figures of either kind stay comparable (as asv's own timing benchmarks vary
-    # their repeats by the time they take, under one version)
+    # their repeats by the time they take, under one version). Nor for which suites share a
+    # process: each round is still a fresh process, and each sample the same calls timed.
     version = "seed-contract-1"
     op = phase = ""  # each suite's
 
     def __init_subclass__(cls):
         cls.params = [CASE_PARAMS[cls.phase], instrument.BACKENDS]
-        cls.setup_cache.timeout = 1800
+        for name, check in FIGURE_CHECKS.items():
+            setattr(cls, name, _checked(getattr(_Suite, name), check, (cls.op, cls.phase)))
 
-    def measure(self):
-        """Every case of this suite, measured once (the suite's setup_cache)."""
-        return instrument.measure_suite(self.op, self.phase, log=_log)
+    def setup_cache(self):
+        """Every case of the four suites, measured once per round."""
+        return instrument.measure_suites(log=_log)
+
+    setup_cache.timeout = 1800
 
     def setup(self, results, case, backend):
-        m = results.get((case, backend))
+        m = results.get((self.op, self.phase), {}).get((case, backend))
         if m is None:
             raise NotImplementedError(f"{case} is not in the shapes measured on this machine")
         if m.skipped:
@@ -119,61 +128,67 @@ class _Suite:
     track_bandwidth.version = "seed-contract-1, device-graph-2, bandwidth-1"
 
 
-# Extra setups of two benchmarks, run after the class's setup (asv passes no self to them).
-def _gpu_figure(results, case, backend):
+# Why a figure may be missing where the case itself was measured: each check raises the
+# reason (NotImplementedError: asv's "skipped") for the Measurement of one case.
+def gpu_figure(m):
     """Device time exists on GPUs only, and where CUDA-graph capture works."""
-    reason = results[(case, backend)].device_time_skipped
-    if reason:
-        raise NotImplementedError(reason)
+    if m.device_time_skipped:
+        raise NotImplementedError(m.device_time_skipped)
 
 
-def _gpu_cold(results, case, backend):
-    _gpu_figure(results, case, backend)
-    if not results[(case, backend)].device_time_cold:
+def gpu_cold(m):
+    gpu_figure(m)
+    if not m.device_time_cold:
         raise NotImplementedError("no cold-L2 device time was measured")
 
 
-def _peer_ratio(results, case, backend):
-    reason = results[(case, backend)].public_ratio_skipped
-    if reason:
-        raise NotImplementedError(reason)
+def peer_ratio(m):
+    if m.public_ratio_skipped:
+        raise NotImplementedError(m.public_ratio_skipped)
 
 
-def _gpu_memory(results, case, backend):
-    if results[(case, backend)].peak_memory is None:
+def gpu_memory(m):
+    if m.peak_memory is None:
         raise NotImplementedError("GPU memory is measured on GPUs only")
 
 
-_Suite.track_device_time.setup = _gpu_figure
-_Suite.track_peak_memory.setup = _gpu_memory
-_Suite.track_public_ratio.setup = _peer_ratio
-_Suite.track_device_time_cold.setup = _gpu_cold
-_Suite.track_bandwidth.setup = _gpu_figure
+FIGURE_CHECKS = {
+    "track_device_time": gpu_figure,
+    "track_peak_memory": gpu_memory,
+    "track_public_ratio": peer_ratio,
+    "track_device_time_cold": gpu_cold,
+    "track_bandwidth": gpu_figure,
+}
+
+
+def _checked(figure, check, suite):
+    """A copy of `figure` (the same code, hence the same source shown by asv) for one suite,
+    with `check` as its extra setup, run after the class's setup; asv passes no self to it,
+    hence the suite, (op, phase), bound here."""
+
+    def setup(results, case, backend):
+        m = results.get(suite, {}).get((case, backend))
+        if m is not None:  # a case not measured: the class's setup has said so
+            check(m)
+
+    own = types.FunctionType(figure.__code__, figure.__globals__, figure.__name__)
+    own.__qualname__ = figure.__qualname__
+    own.__dict__.update(vars(figure))
+    own.setup = setup
+    return own
 
 
 class RMSNormForward(_Suite):
     op, phase = "rms_norm", "forward"
 
-    def setup_cache(self):  # one per suite: see _Suite
-        return self.measure()
-
 
 class RMSNormBackward(_Suite):
     op, phase = "rms_norm", "backward"
-
-    def setup_cache(self):
-        return self.measure()
 
 
 class FusedAddRMSNormForward(_Suite):
     op, phase = "fused_add", "forward"
 
-    def setup_cache(self):
-        return self.measure()
-
 
 class FusedAddRMSNormBackward(_Suite):
     op, phase = "fused_add", "backward"
-
-    def setup_cache(self):
-        return self.measure()

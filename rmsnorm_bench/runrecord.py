@@ -172,15 +172,20 @@ def _rounds(asv_command: list) -> int | None:
 
 
 def _suites(processes: list, cases: list, runs: list, benchmarks: dict) -> dict:
-    """Per suite: its processes' seconds, asv's set-up durations, per backend its cases."""
-    keys = {}  # setup_cache key -> suite ("bench_rmsnorm:158" -> "rms_norm forward")
+    """Per suite: its processes' seconds, asv's set-up durations, per backend its cases.
+
+    A process that measured several suites (the suites' one shared setup_cache) is listed
+    under each of them; a suite's `seconds` are then its cases' own, the set-up an op's
+    phases share counted in its first phase's cases."""
+    keys = {}  # setup_cache key -> its suites' classes ("bench_rmsnorm:158" -> [...])
     for name, bench in benchmarks.items():
         if isinstance(bench, dict) and bench.get("setup_cache_key"):
-            keys.setdefault(bench["setup_cache_key"], name.split(".")[1])
+            keys.setdefault(bench["setup_cache_key"], set()).add(name.split(".")[1])
     out = {}
     for proc in processes:
-        out.setdefault(proc["suite"], {"processes": [], "backends": {}})
-        out[proc["suite"]]["processes"].append(round(proc["seconds"], 2))
+        for name in _suites_of(proc):
+            out.setdefault(name, {"processes": [], "backends": {}})
+            out[name]["processes"].append(round(proc["seconds"], 2))
     for case in cases:
         suite = out.setdefault(case["suite"], {"processes": [], "backends": {}})
         b = suite["backends"].setdefault(
@@ -194,17 +199,24 @@ def _suites(processes: list, cases: list, runs: list, benchmarks: dict) -> dict:
             b["phases"][phase] = round(b["phases"].get(phase, 0.0) + s, 2)
         for name, n in case.get("compile_cache", {}).items():
             b.setdefault("compile_cache", {})[name] = b.get("compile_cache", {}).get(name, 0) + n
+    shared = any(len(_suites_of(p)) > 1 for p in processes)
     for suite in out.values():
-        suite["seconds"] = round(sum(suite["processes"]), 1)
+        own = sum(b["seconds"] for b in suite["backends"].values())
+        suite["seconds"] = round(own if shared else sum(suite["processes"]), 1)
     for run, old in runs[-1:]:  # asv keeps the last round's set-up duration of each suite
         for key, seconds in run.get("durations", {}).items():
             name = key.removeprefix("<setup_cache ").removesuffix(">")
             if name not in keys or old.get("durations", {}).get(key) == seconds:
                 continue  # not a suite's set-up, or not this run's
             for suite, facts in out.items():
-                if keys[name] == _class_of(suite):
+                if _class_of(suite) in keys[name]:
                     facts["asv_last_setup_seconds"] = round(seconds, 1)
     return out
+
+
+def _suites_of(process: dict) -> list:
+    """The suites one benchmark process measured (one, in records made before they shared)."""
+    return process.get("suites") or [process["suite"]]
 
 
 def _class_of(suite: str) -> str:
@@ -223,7 +235,7 @@ def _first_cases(times: list[dict]) -> list[dict]:
         elif "process" in t:
             if first:
                 out.append({
-                    "suite": t["suite"], "case": first["case"], "backend": first["backend"],
+                    "suite": first["suite"], "case": first["case"], "backend": first["backend"],
                     "seconds": round(first["seconds"], 2),
                     "phases": {k: round(v, 2) for k, v in first.get("phases", {}).items()},
                     "process_start": {k: round(v, 2) for k, v in t.get("phases", {}).items()},

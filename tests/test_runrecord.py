@@ -163,3 +163,31 @@ def test_times_are_read_by_the_record_from_the_file_the_instrument_writes(tmp_pa
     monkeypatch.setenv(progress.TIMES_VAR, str(tmp_path / "t.jsonl"))
     progress.record_times(suite="s", process=1, started=1.0, seconds=2.0, phases={})
     assert progress.read_times(Path(tmp_path / "t.jsonl"))[0]["process"] == 1
+
+
+def test_a_process_shared_by_the_suites_is_listed_under_each_and_not_summed_four_times():
+    both = ["rms_norm forward", "rms_norm backward"]
+    processes = [{"suites": both, "process": 1, "seconds": 10.0}]
+    cases = [
+        {"suite": "rms_norm forward", "case": "a", "backend": "triton", "status": "ok",
+         "seconds": 3.0, "phases": {"validation": 2.0, "public": 1.0}},
+        {"suite": "rms_norm backward", "case": "a", "backend": "triton", "status": "ok",
+         "seconds": 1.5, "phases": {"public": 1.5}},
+    ]  # fmt: skip
+    key = "bench_rmsnorm:60"
+    benchmarks = {
+        f"bench_rmsnorm.{c}.track_time": {"setup_cache_key": key}
+        for c in ("RMSNormForward", "RMSNormBackward")
+    }
+    runs = [({"durations": {f"<setup_cache {key}>": 9.0}}, {})]
+    suites = runrecord._suites(processes, cases, runs, benchmarks)
+    assert (
+        suites["rms_norm forward"]["processes"]
+        == [10.0]
+        == suites["rms_norm backward"]["processes"]
+    )
+    assert (
+        suites["rms_norm forward"]["seconds"] == 3.0
+        and suites["rms_norm backward"]["seconds"] == 1.5
+    )
+    assert {s["asv_last_setup_seconds"] for s in suites.values()} == {9.0}

@@ -357,7 +357,7 @@ def test_cold_device_time_flushes_before_every_timed_replay():
 def test_the_new_figures_report_and_skip(monkeypatch):
     bench = importlib.import_module("benchmarks.bench_rmsnorm")
     shape = common.Shape(4, 1024, "bf16")
-    results = {
+    suite_results = {
         (shape.label, "triton"): common.Measurement(
             time=[1.0],
             device_time=[1e-6, 2e-6],
@@ -366,6 +366,8 @@ def test_the_new_figures_report_and_skip(monkeypatch):
         ),
         (shape.label, "torch"): common.Measurement(time=[2.0], public_ratio=[2.0, 2.1]),
     }
+    # the one cache of all four suites: each reads its own part, the others' cases are not its
+    results = {("rms_norm", "forward"): suite_results, ("fused_add", "forward"): {}}
     suite = bench.RMSNormForward()
     suite.setup(results, shape.label, "triton")
     nbytes = common.ideal_bytes("rms_norm", "forward", shape)
@@ -374,15 +376,27 @@ def test_the_new_figures_report_and_skip(monkeypatch):
         nbytes / 2e3,
     ]
     assert suite.track_device_time_cold(results, shape.label, "triton")["samples"] == [3e-6]
+    ratio_check = bench.RMSNormForward.track_public_ratio.setup
     with pytest.raises(NotImplementedError, match="ours"):
-        bench._peer_ratio(results, shape.label, "triton")
-    bench._peer_ratio(results, shape.label, "torch")
+        ratio_check(results, shape.label, "triton")
+    ratio_check(results, shape.label, "torch")
     suite.setup(results, shape.label, "torch")
     assert suite.track_public_ratio(results, shape.label, "torch")["samples"] == [2.0, 2.1]
     with pytest.raises(NotImplementedError):
-        results[(shape.label, "torch")].device_time_skipped = "CPU"
-        bench._gpu_cold(results, shape.label, "torch")
+        suite_results[(shape.label, "torch")].device_time_skipped = "CPU"
+        bench.RMSNormForward.track_device_time_cold.setup(results, shape.label, "torch")
+    with pytest.raises(NotImplementedError, match="not in the shapes"):
+        bench.FusedAddRMSNormForward().setup(results, shape.label, "torch")
     assert bench.RMSNormForward.track_bandwidth.unit == "GB/s"
+    # every suite's figures are its own, under the versions stored before
+    for cls in (bench.RMSNormForward, bench.FusedAddRMSNormBackward):
+        assert cls.track_device_time is not bench._Suite.track_device_time
+        assert cls.track_device_time.version == "seed-contract-1, device-graph-2"
+        assert cls.track_device_time.__name__ == "track_device_time"
+        assert cls.setup_cache is bench._Suite.setup_cache  # one cache, measured once a round
+    assert bench.FusedAddRMSNormBackward.track_peak_memory.setup is not (
+        bench.RMSNormForward.track_peak_memory.setup
+    )
 
 
 def test_an_error_in_one_backend_fails_only_its_case(monkeypatch):
@@ -400,7 +414,11 @@ def test_progress_lines_are_written_and_summed_up(tmp_path, monkeypatch, capsys)
     monkeypatch.setenv(progress.VAR, str(log))
     monkeypatch.delenv(common.BWD_SHAPES_VAR, raising=False)
     outcomes = {"triton": common.Measurement(time=[1.0]), "torch": common.Measurement(skipped="x")}
-    monkeypatch.setattr(common.suite, "measure_case", lambda op, ph, shape, b, c, ours: outcomes[b])
+    monkeypatch.setattr(
+        common.suite,
+        "measure_phases",
+        lambda op, phases, shape, b, c, ours: {ph: outcomes[b] for ph in phases},
+    )
     common.measure_suite("fused_add", "backward", backends=["triton", "torch"])
     lines = log.read_text().splitlines()
     shapes = common.shapes_for("backward")
@@ -443,6 +461,40 @@ def test_each_case_records_its_phases_and_the_reference_is_made_once(tmp_path, m
     with times.open("a") as f:
         f.write('{"suite": "cut sh')  # a process killed while writing: the line is left out
     assert len(progress.read_times(times)) == len(cases) + 1
+
+
+def test_one_process_measures_all_suites_setting_each_case_up_once(tmp_path, monkeypatch):
+    times = tmp_path / "times.jsonl"
+    monkeypatch.setenv(progress.TIMES_VAR, str(times))
+    monkeypatch.setenv(common.FWD_SHAPES_VAR, "2,64,f32")
+    monkeypatch.setenv(common.BWD_SHAPES_VAR, "2,64,f32;3,96,bf16")  # one the forward lacks
+    made, real = [], common.make_backend
+    monkeypatch.setattr(
+        common.suite, "make_backend", lambda b, op: made.append((op, b)) or real(b, op)
+    )
+    results = common.measure_suites(backends=["triton", "torch"])
+    assert list(results) == common.SUITES
+    for (op, phase), cases in results.items():
+        labels = ["2x64-f32"] + (["3x96-bf16"] if phase == "backward" else [])
+        assert sorted(cases) == sorted((s, b) for s in labels for b in ("triton", "torch"))
+        assert not any(m.failed or m.skipped for m in cases.values()), cases
+        assert all(m.time for m in cases.values())
+    # each op, shape and backend made (and validated) once, for both of its phases
+    assert sorted(made) == sorted(
+        (op, b) for op in common.OPS for _ in ("2x64-f32", "3x96-bf16") for b in ("triton", "torch")
+    )
+    records = progress.read_times(times)
+    cases, process = records[:-1], records[-1]
+    setup = {"backend", "inputs", "validation"}
+    for case in cases:
+        first = case["suite"].endswith("forward") or case["case"] == "3x96-bf16"
+        assert (setup <= set(case["phases"])) == first, case  # counted once, in the first
+        assert "public" in case["phases"]
+    assert process["suites"] == [f"{op} {phase}" for op, phase in common.SUITES]
+    # and one suite alone measures that suite only
+    assert list(common.measure_suites([("rms_norm", "backward")], ["torch"])) == [
+        ("rms_norm", "backward")
+    ]
 
 
 def test_merge_copies_new_and_refuses_conflicts(tmp_path, capsys):

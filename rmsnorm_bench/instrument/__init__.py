@@ -81,7 +81,15 @@ from .problem import (
     torch_dtype,
     validate,
 )
-from .suite import Measurement, Phases, measure_case, measure_suite
+from .suite import (
+    SUITES,
+    Measurement,
+    Phases,
+    measure_case,
+    measure_phases,
+    measure_suite,
+    measure_suites,
+)
 
 
 def __getattr__(name):
