@@ -9,7 +9,8 @@ What scripts/run and scripts/compare call once they have set up the environment:
 - The options are checked first (RMSNORM_BENCH_BACKENDS, RMSNORM_BENCH_SHAPES,
   RMSNORM_BWD_BENCH_SHAPES, the machine name, asv's arguments as asv parses them, each -b
   regular expression, and the commits: a range git does not know, or one that selects no
-  commit): a bad one stops here, exit status 2.
+  commit): a bad one stops here, exit status 2. All but the machine's name are checked by
+  rmsnorm_bench.asvargs.
 - One run at a time per asv environment and per machine: a lock in .asv/ (flock, released
   when the process ends however it ends). A second run waits for the first, saying so, or
   with --no-wait refuses (exit 2). Runs on two GPUs of one host (--gpu) have their own
