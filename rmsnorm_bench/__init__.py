@@ -2,11 +2,13 @@
 
 - ``instrument``: shape matrix, inputs, peer adapters, validation and timing (what the asv
   suites in benchmarks/ measure with); ``progress``: the live log of a run.
-- ``asvfiles``: asv's config and results files; ``report``, ``regressions``, ``merge``,
-  ``publish`` (the offline dashboard) and ``dashboard`` (its check in a browser) read them.
+- ``asvfiles``: asv's config and results files, loaded by the rule of ``asvformat``;
+  ``report``, ``regressions``, ``merge``, ``publish`` (the offline dashboard) and
+  ``dashboard`` (its check in a browser) read them.
 - ``machine`` and ``link_torch``: the machine's facts and asv's environment set-up;
-  ``asvrun`` runs asv with what is stored kept; ``compare`` (scripts/compare) runs
-  ``asv continuous`` on two commits, then the report and the gate (``regressions``).
+  ``asvrun`` runs asv with what is stored kept, its command line checked first by
+  ``asvargs``; ``compare`` (scripts/compare) runs ``asv continuous`` on two commits, then the
+  report and the gate (``regressions``).
 - GPU tuning aids: ``sweep``, ``copy_ceiling``, ``profile_host``, ``training_step``;
   ``codegen`` compiles the kernels for sm_90 anywhere; ``validate`` checks results only;
   ``compile_cost`` times the torch_compile peer's set-up in fresh processes.

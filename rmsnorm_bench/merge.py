@@ -5,7 +5,7 @@ usage: python -m rmsnorm_bench.merge SOURCE [--into DIR]
 SOURCE is another `results/` (machine folders of asv JSON files). Files that are new here are
 copied; files already here with the same content are skipped; a file that exists here with
 other content is a conflict: then nothing is copied and every conflicting file is named. Every
-file is checked first, by the rule every tool reads results by (asvfiles.problems: JSON in
+file is checked first, by the rule every tool reads results by (asvformat.problems: JSON in
 asv's results format 2, the fields asv and these tools read, one entry per parameter set, no
 parameter value twice, every figure a finite number >= 0 or null, the machine and commit its
 place names), and a machine's folder may hold one results file per commit, with what is
@@ -19,15 +19,8 @@ import sys
 from pathlib import Path
 
 from . import ROOT, argument_parser
-from .asvfiles import (
-    BadFile,
-    is_verdict,
-    machine_problems,
-    problems,
-    read_json,
-    readable_runs,
-    same_commit,
-)
+from .asvfiles import BadFile, is_verdict, read_json, readable_runs, same_commit
+from .asvformat import machine_problems, problems
 
 
 def plan(source: Path, into: Path):

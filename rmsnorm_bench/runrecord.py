@@ -165,7 +165,7 @@ def _new_durations(run: dict, old: dict, prefix: str) -> float:
 
 
 def _rounds(asv_command: list) -> int | None:
-    from .asvrun import _rounds_given
+    from .asvargs import _rounds_given
 
     given = _rounds_given(asv_command)
     return int(given) if given and given.isdigit() else None

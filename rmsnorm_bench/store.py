@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import ROOT, argument_parser
-from .asvfiles import PER_PARAMS, BadFile, problems, read_json, readable_runs, results_files
+from .asvfiles import BadFile, read_json, readable_runs, results_files
+from .asvformat import PER_PARAMS, problems
 
 
 def _measured(value) -> bool:

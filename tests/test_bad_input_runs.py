@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from rmsnorm_bench import ROOT, asvrun, compare, machine
+from rmsnorm_bench import ROOT, asvargs, asvrun, compare, machine
 
 
 def check(*asv_args):
-    asvrun.check_asv_args(list(asv_args), ROOT)
+    asvargs.check_asv_args(list(asv_args), ROOT)
 
 
 @pytest.mark.parametrize(

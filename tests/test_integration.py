@@ -1,12 +1,15 @@
 """Drop-in use: custom ops under torch.compile, CUDA graphs, replace_rmsnorm on real models."""
 
 import copy
+import inspect
+import textwrap
 import warnings
 
 import pytest
 import torch
 
 import rmsnorm_kernels as rk
+from rmsnorm_kernels import replace
 from rmsnorm_kernels.reference import tolerance
 
 from .conftest import DEVICE
@@ -251,6 +254,17 @@ def test_replace_leaves_different_semantics_alone_and_reports():
     assert type(model[1]) is GemmaStyleRMSNorm
 
 
+def _compiled_copy(fn):
+    """`fn` compiled again from its source, as a module of its own that imports torch: another
+    code object from another file, as each model of transformers has its own copy of
+    LlamaRMSNorm.forward (replace_rmsnorm must take such a copy for the original). The import
+    matters: Python compiles `torch.rsqrt(...)` otherwise where `torch` is no imported name."""
+    source = "import torch\n\n" + textwrap.dedent(inspect.getsource(fn))
+    namespace, where = {}, f"<a copy of {fn.__module__}.{fn.__qualname__}>"
+    exec(compile(source, where, "exec"), namespace)
+    return namespace[fn.__name__]
+
+
 class CopiedLlamaRMSNorm(torch.nn.Module):
     """transformers' LlamaRMSNorm, as its copies in other models have it (names aside)."""
 
@@ -259,12 +273,7 @@ class CopiedLlamaRMSNorm(torch.nn.Module):
         self.weight = torch.nn.Parameter(torch.ones(hidden_size))
         self.variance_epsilon = eps
 
-    def forward(self, hidden_states):
-        input_dtype = hidden_states.dtype
-        hidden_states = hidden_states.to(torch.float32)
-        variance = hidden_states.pow(2).mean(-1, keepdim=True)
-        hidden_states = hidden_states * torch.rsqrt(variance + self.variance_epsilon)
-        return self.weight * hidden_states.to(input_dtype)
+    forward = _compiled_copy(replace._llama_forward)
 
     def extra_repr(self):
         return f"{tuple(self.weight.shape)}, eps={self.variance_epsilon}"

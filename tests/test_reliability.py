@@ -19,6 +19,7 @@ import pytest
 
 from rmsnorm_bench import (
     ROOT,
+    asvargs,
     asvfiles,
     asvrun,
     dashboard,
@@ -70,7 +71,7 @@ def stored(results: Path) -> dict:
 @pytest.fixture
 def store(tmp_path, monkeypatch):
     """results/ holding one commit's figures on machine h200, and benchmarks.json."""
-    for var in asvrun.OVERRIDES:
+    for var in asvargs.OVERRIDES:
         monkeypatch.delenv(var, raising=False)
     results = tmp_path / "results"
     write_run(
@@ -195,13 +196,13 @@ def test_unknown_backends_are_refused_before_anything_runs(value, monkeypatch, c
 
 
 def test_cpu_affinity_is_checked_against_what_the_host_allows(monkeypatch, capsys):
-    assert asvrun.parse_cpus("0-3,8") == {0, 1, 2, 3, 8}
-    assert asvrun.format_cpus({0, 1, 2, 3, 8}) == "0-3,8"
+    assert asvargs.parse_cpus("0-3,8") == {0, 1, 2, 3, 8}
+    assert asvargs.format_cpus({0, 1, 2, 3, 8}) == "0-3,8"
     for bad in ("", "a", "3-1", "0,,1"):
         with pytest.raises(ValueError, match="--cpu-affinity"):
-            asvrun.parse_cpus(bad)
+            asvargs.parse_cpus(bad)
     allowed = sorted(os.sched_getaffinity(0))
-    asvrun.check_affinity(["run", "--cpu-affinity", str(allowed[0]), "HEAD^!"])
+    asvargs.check_affinity(["run", "--cpu-affinity", str(allowed[0]), "HEAD^!"])
     monkeypatch.setattr(asvrun, "run_guarded", lambda *a, **k: pytest.fail("it ran"))
     with pytest.raises(SystemExit) as refused:
         asvrun.main(["--machine", "h200", "--", "run", "--cpu-affinity", "4096"])

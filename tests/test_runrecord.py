@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from rmsnorm_bench import asvrun, progress, runrecord
+from rmsnorm_bench import asvargs, asvrun, progress, runrecord
 
 from .test_reliability import file_of, guarded, run_file, store  # noqa: F401  (store: fixture)
 
@@ -135,7 +135,7 @@ def test_a_record_file_that_exists_or_a_find_is_refused_before_anything_runs(
 ):
     monkeypatch.setattr(asvrun, "run_guarded", lambda *a, **k: pytest.fail("it ran"))
     monkeypatch.setattr(asvrun, "run_asv", lambda *a, **k: pytest.fail("it ran"))
-    monkeypatch.setattr(asvrun, "check_asv_args", lambda *a: None)
+    monkeypatch.setattr(asvargs, "check_asv_args", lambda *a: None)
     taken = tmp_path / "record.json"
     taken.write_text("{}")
     refusals = {

@@ -1105,7 +1105,7 @@ def test_an_override_shape_is_added_to_the_parameters(monkeypatch):
 
 
 def test_runs_are_measured_in_several_processes_unless_told():
-    from rmsnorm_bench.asvrun import with_rounds
+    from rmsnorm_bench.asvargs import with_rounds
 
     n, inter = common.PROCESSES, "--interleave-rounds"
     # interleaved: without it `asv run` makes a commit's rounds in one batch that shares one

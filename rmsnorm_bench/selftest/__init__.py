@@ -70,7 +70,7 @@ import sys
 import time
 from pathlib import Path
 
-from .. import ROOT, argument_parser, asvfiles, asvrun, instrument
+from .. import ROOT, argument_parser, asvargs, asvfiles, asvrun, instrument
 from .find import check_find, host_case, plan_find
 from .plants import (
     FRACTION,
@@ -135,7 +135,7 @@ class Runner:
         args = without_bench(self.asv_args) + ["-b", bench] if bench else self.asv_args
         asv_args = ["run", "--config", str(self.conf), "--machine", self.machine]
         asv_args += ["--show-stderr", "--record-samples", *args, f"HASHFILE:{hashes}"]
-        command = [sys.executable, "-m", "asv", *asvrun.with_rounds(asv_args)]
+        command = [sys.executable, "-m", "asv", *asvargs.with_rounds(asv_args)]
         # the locks are the normal runs' (one run per environment at a time); the copy kept
         # around the run is the self-test's own, so that nothing crosses to results/
         status = asvrun.run_guarded(
@@ -259,7 +259,7 @@ def run(args, asv_args: list[str]) -> int:
     if gpu and not args.full:
         for var, value in REDUCED.items():
             os.environ.setdefault(var, value)
-    asvrun.check_options()
+    asvargs.check_options()
     base = git("rev-parse", "HEAD")
     runner = Runner(args.conf, args.machine, asv_args)
     prefix = branch_name(base)
