@@ -42,6 +42,7 @@ TOOLS = [
     "compile_cost",
     "copy_ceiling",
     "dashboard",
+    "grid",
     "link_torch",
     "machine",
     "merge",

@@ -1,0 +1,331 @@
+"""Device time of ours and of every peer installed over a grid of shapes (GPU): where ours is
+ahead of the best peer, and where behind.
+
+usage: python -m rmsnorm_bench.grid [--ops OP,...] [--phases PHASE,...] [--dtypes DTYPE,...]
+                                    [--weights WEIGHT,...] [--backends BACKEND,...]
+                                    [--m M,...] [--n N,...] [--budget SECONDS] [--out DIR]
+       python -m rmsnorm_bench.grid --show FILE
+
+A cell is an op, a phase, x's dtype, the weight's (same: x's; f32, where x is not f32) and
+M x N (M_VALUES x N_VALUES by default); each option takes a comma-separated subset. In each
+cell every backend is validated against the fp32 reference first: a wrong result is
+"failed" and not timed; an error is "unsupported" where the weight is mixed or the backend
+a peer (Liger-Kernel stops at rows of 65,536), else "failed". The others get the suites'
+device time (CUDA-graph replay, hot L2; median of CONTRACT's samples). A peer that cannot
+run here (instrument.Unavailable) is left out and listed. Cells whose tensors would not fit
+in free memory are "skipped"; once --budget seconds (default 480) have gone, the cells left
+are "not reached" (gridfile.ordered_cells: why a cut-off run still covers every panel).
+
+Writes grid.json into --out (default docs/grid; .asv/grid in the CPU smoke mode), one cell a
+line (rmsnorm_bench.gridfile describes it), and <op>_<phase>.png, heatmaps of best peer /
+ours per dtype and weight, then prints a summary (--show: that of a file written before).
+The full grid takes about an hour on an H200, an estimate (docs/tools.md).
+
+Exits 2 on a bad option or without a GPU; RMSNORM_BENCH_DEVICE=cpu with small --m and --n
+runs the CPU smoke mode (Triton's interpreter: validation only). Exits 1 where ours failed.
+"""
+
+import argparse
+import contextlib
+import dataclasses
+import math
+import os
+import sys
+import time
+import warnings
+from pathlib import Path
+
+from . import ROOT, argument_parser, gridfile, instrument, require_gpu
+from .gridfile import (
+    FAILED,
+    M_VALUES,
+    N_VALUES,
+    NOT_REACHED,
+    OK,
+    PHASES,
+    SKIPPED,
+    UNSUPPORTED,
+    WEIGHTS,
+    Cell,
+    ordered_cells,
+)
+
+# the sweep's samples (5 of 20 replays), up to 9 where the median is not known to 1%: the
+# "behind" line (gridfile.BEHIND, 2%) needs that much
+CONTRACT = instrument.Contract(warmup=3, iters=20, samples=5, max_samples=9, target=0.01,
+                               max_seconds=0.1)  # fmt: skip
+# Peak bytes of a cell per element of [M, N]: (tensors in x's dtype, fp32 tensors), at its
+# validation (timing makes a fresh problem once that is freed): the problem, the fp32
+# reference's values and intermediates, a backend's outputs and gradients, the comparisons'
+# fp32 copies. The peak RSS of validating the torch backend on the CPU at 2048x8192 (the
+# CUDA allocator's test is tests/test_grid.py's) was 39 and 44 B for rms_norm in bf16 and
+# f32, 56 and 68 for fused_add; these give 44 and 56, 64 and 84. A cell that runs out of
+# memory all the same is skipped.
+TENSORS = {"rms_norm": (6, 8), "fused_add": (10, 11)}
+HEADROOM = 0.8  # the share of the free memory a cell may take
+SMOKE_MAX_ELEMENTS = 65536  # M x N under Triton's interpreter in the CPU smoke mode
+
+
+def cell_bytes(cell: Cell) -> int:
+    own, fp32 = TENSORS[cell.op]
+    return cell.m * cell.n * (own * instrument.torch_dtype(cell.dtype).itemsize + fp32 * 4)
+
+
+def memory_problem(cell: Cell, free: int) -> str | None:
+    """Why the cell is skipped (its tensors would not fit in HEADROOM of `free` bytes)."""
+    need = cell_bytes(cell)
+    if need <= HEADROOM * free:
+        return None
+    return (
+        f"needs about {need / 2**30:.1f} GiB, {free / 2**30:.1f} GiB free ({HEADROOM:.0%} usable)"
+    )
+
+
+def free_memory() -> int:
+    """Free bytes of the benchmark device: the GPU's, or the host's in the smoke mode."""
+    if instrument.DEVICE == "cpu":
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    import torch
+
+    torch.cuda.empty_cache()
+    return torch.cuda.mem_get_info()[0]
+
+
+def problem(cell: Cell):
+    """The instrument's inputs of the cell, with an f32 copy of the weight where it asks."""
+    p = instrument.make_problem(cell.op, cell.shape)
+    if cell.weight == "f32":
+        p.weight = p.weight.detach().float().requires_grad_()
+    return p
+
+
+def one_line(error: Exception) -> str:
+    return " ".join(f"{type(error).__name__}: {error}".split())[:400]
+
+
+def failure(backend: str, cell: Cell, error: Exception) -> dict:
+    """The result of a backend that did not pass: wrong (failed), out of memory (skipped),
+    or an error, which is a peer's limit or a mixed weight refused, else our failure."""
+    import torch
+
+    if isinstance(error, torch.cuda.OutOfMemoryError):
+        return {"status": SKIPPED, "reason": f"out of memory: {one_line(error)}"}
+    refused = cell.weight == "f32" or backend != instrument.OURS  # f32 x has no f32 cell
+    wrong = isinstance(error, AssertionError)
+    return {"status": UNSUPPORTED if refused and not wrong else FAILED, "reason": one_line(error)}
+
+
+def measure_cell(cell: Cell, fns: dict) -> dict:
+    """{backend: result} of one cell; `fns` is {backend: its call, or the error making it}.
+    Every backend is validated before any is timed, so that the reference is freed first."""
+    import torch
+
+    results, passed = {}, {}
+    try:
+        p = problem(cell)
+        expected = instrument.reference(p)
+        for name, fn in fns.items():
+            try:
+                if isinstance(fn, Exception):
+                    raise fn
+                instrument.validate(fn, p, expected)
+                passed[name] = fn
+            except Exception as e:
+                results[name] = failure(name, cell, e)
+        del p, expected
+        for name, fn in passed.items():
+            results[name] = time_backend(name, fn, cell)
+    except torch.cuda.OutOfMemoryError as e:  # the inputs or the reference
+        results = {name: failure(name, cell, e) for name in fns}
+    finally:
+        if instrument.DEVICE == "cuda":
+            torch.cuda.empty_cache()
+    return {name: results[name] for name in fns}
+
+
+def time_backend(name: str, fn, cell: Cell) -> dict:
+    if instrument.DEVICE == "cpu":
+        return {"status": OK, "median_s": None, "samples": 0}  # validated (device_time_note)
+    import torch
+
+    # a fresh problem on the capturing stream, as the suites' device time makes it
+    make_call = lambda: instrument.timed_call(fn, problem(cell), cell.phase)  # noqa: E731
+    try:
+        hot, _ = instrument.device_seconds(make_call, CONTRACT)  # no cold samples: hot L2
+    except Exception as e:
+        torch.cuda.synchronize()
+        result = failure(name, cell, e)
+        result["reason"] = f"CUDA graph capture or replay: {result['reason']}"
+        return result
+    return {"status": OK, "median_s": instrument.median(hot), "samples": len(hot)}
+
+
+def make_backends(op: str, names, unavailable: dict) -> dict:
+    """{backend: its call of `op`, or the error making it}; a backend that cannot run here
+    (instrument.Unavailable) goes into `unavailable` ({backend: {op: why}}) instead."""
+    fns = {}
+    for name in names:
+        if op in unavailable.get(name, {}):
+            continue
+        try:
+            fns[name] = instrument.make_backend(name, op)
+        except instrument.Unavailable as e:
+            unavailable.setdefault(name, {})[op] = str(e)
+        except Exception as e:
+            fns[name] = e
+    return fns
+
+
+def run(cells, measure, budget: float, fits, backends: dict, clock=time.monotonic, log=print):
+    """The record of each cell (a list): measure(cell) -> {backend: result} where fits(cell)
+    gives no reason to skip it, until `budget` seconds of `clock` have gone; a cell skipped
+    or not reached has that status for each of `backends[cell.op]`."""
+    records, start, stop = [], clock(), None
+    for i, cell in enumerate(cells):
+        if stop is None and clock() - start >= budget:
+            stop = f"the budget of {budget:g} s was spent"
+        results, status, why = None, NOT_REACHED, stop
+        if not stop and not (why := fits(cell)):
+            try:
+                results = measure(cell)
+            except KeyboardInterrupt:  # what was measured is kept
+                why = stop = "interrupted"
+            except Exception as e:  # not a backend's own (a CUDA error): the cell's
+                status, why = FAILED, one_line(e)
+        elif not stop:
+            status = SKIPPED
+        if results is None:
+            results = {name: {"status": status, "reason": why} for name in backends[cell.op]}
+        record = {**vars(cell), "backends": results}
+        record.update(gridfile.judge(results))
+        records.append(record)
+        if not stop:
+            log(f"[{i + 1}/{len(cells)}] {gridfile.line(record)}")
+    return records
+
+
+def listing(allowed, what):
+    """An argparse type: a comma-separated subset of `allowed` (None: positive integers),
+    in their order (integers ascending), without repeats."""
+
+    def parse(text):
+        items = [t.strip() for t in text.split(",") if t.strip()]
+        ok = (lambda t: t.isdigit() and int(t) > 0) if allowed is None else allowed.__contains__
+        if not items or not all(map(ok, items)):
+            shown = ", ".join(repr(t) for t in items if not ok(t)) or "nothing"
+            expected = "positive whole numbers" if allowed is None else ", ".join(allowed)
+            raise argparse.ArgumentTypeError(f"{shown} given; expected {what}: {expected}")
+        return (
+            sorted({int(t) for t in items})
+            if allowed is None
+            else [a for a in allowed if a in items]
+        )
+
+    return parse
+
+
+def budget(text):
+    with contextlib.suppress(ValueError):
+        if float(text) > 0:  # inf too: no budget
+            return float(text)
+    raise argparse.ArgumentTypeError(f"expected seconds above 0, got {text!r}")
+
+
+def main(argv=None) -> int:
+    ap = argument_parser(__spec__.name, __doc__)
+    axes = [("--ops", instrument.OPS, "ops"), ("--phases", PHASES, "phases"),
+            ("--dtypes", instrument.DTYPE_NAMES, "x's dtypes"), ("--weights", WEIGHTS, "weights"),
+            ("--backends", instrument.BACKENDS, "backends")]  # fmt: skip
+    for flag, values, what in axes:
+        name = f"{flag[2:-1].upper()},..."
+        ap.add_argument(flag, type=listing(values, what), default=list(values), metavar=name,
+                        help=f"of {','.join(values)} (default: all)")  # fmt: skip
+    for flag, values, what in (("--m", M_VALUES, "rows M"), ("--n", N_VALUES, "row lengths N")):
+        ap.add_argument(flag, type=listing(None, what), metavar=f"{flag[2:].upper()},...",
+                        help=f"default {','.join(map(str, values))}")  # fmt: skip
+    ap.add_argument("--budget", type=budget, default=480.0, metavar="SECONDS", help="default 480")
+    ap.add_argument("--out", type=Path, metavar="DIR", help="default docs/grid")
+    ap.add_argument("--show", type=Path, metavar="FILE", help="print a grid.json's summary")
+    args = ap.parse_args(argv)
+    if args.show:
+        try:
+            print(gridfile.summary(gridfile.load(args.show)))
+        except gridfile.BadGridFile as e:
+            ap.exit(2, f"grid: {e}\n")
+        return 0
+    if instrument.OURS not in args.backends:
+        ap.error(f"--backends: give {instrument.OURS} too: the grid compares ours with the peers")
+    if not ordered_cells(args.ops, args.phases, args.dtypes, args.weights, [1], [1]):
+        ap.error("--dtypes f32 --weights f32: an f32 weight with f32 x is the 'same' cell")
+    require_gpu(ap, smoke_mode=True)
+    smoke = instrument.DEVICE == "cpu"
+    if smoke and not (args.m and args.n and args.m[-1] * args.n[-1] <= SMOKE_MAX_ELEMENTS):
+        limit = f"M x N at most {SMOKE_MAX_ELEMENTS:,}, e.g. --m 1,4 --n 128"
+        ap.exit(
+            2,
+            f"grid: {instrument.DEVICE_VAR}=cpu (the CPU smoke mode) only validates, under "
+            f"Triton's interpreter: give small --m and --n ({limit}); the grid needs a GPU\n",
+        )
+    out = args.out or (ROOT / ".asv" / "grid" if smoke else ROOT / "docs" / "grid")
+    from .report import out_problem
+
+    if problem_ := out_problem(out, ROOT / "results"):
+        ap.error(problem_)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        ap.exit(2, f"grid: cannot write into {out}: {e.strerror or e}\n")
+    return measure_grid(args, out, smoke)
+
+
+def measure_grid(args, out: Path, smoke: bool) -> int:
+    from .asvfiles import resolve
+    from .machine import facts
+
+    # torch's eager peer on a mixed-dtype weight, once per process: the cell says it all
+    warnings.filterwarnings("ignore", "Mismatch dtype between input and weight")
+    ms, ns = args.m or list(M_VALUES), args.n or list(N_VALUES)
+    cells = ordered_cells(args.ops, args.phases, args.dtypes, args.weights, ms, ns)
+    unavailable, made = {}, {}
+    for op in args.ops:  # which backends can run here, before the first cell
+        make_backends(op, args.backends, unavailable)
+    available = {
+        op: [b for b in args.backends if op not in unavailable.get(b, {})] for op in args.ops
+    }
+
+    def measure(cell):
+        if made.get("group") != cell.group:  # new backends (torch.compile's graphs) per shape
+            made.update(group=cell.group, fns=make_backends(cell.op, args.backends, unavailable))
+        return measure_cell(cell, made["fns"])
+
+    start = time.monotonic()
+    fits = lambda cell: memory_problem(cell, free_memory())  # noqa: E731
+    records = run(cells, measure, args.budget, fits, available)
+    head = resolve("HEAD")  # where this is no clone: as given
+    note = "the CPU smoke mode validates only" if smoke else "graph replay, hot L2"
+    data = {
+        "format": gridfile.FORMAT,
+        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        "commit": head if head != "head" else None,
+        "machine": facts(),
+        "device_time": not smoke,
+        "device_time_note": note,
+        "contract": dataclasses.asdict(CONTRACT),
+        "behind_share": gridfile.BEHIND,
+        "budget_s": None if args.budget == math.inf else args.budget,  # JSON has no inf
+        "elapsed_s": round(time.monotonic() - start, 1),
+        "grid": {k: getattr(args, k) for k in ("ops", "phases", "dtypes", "weights", "backends")}
+        | {"m": ms, "n": ns},
+        "unavailable": unavailable,
+        "cells": records,
+    }
+    (out / "grid.json").write_text(gridfile.dumps(data))
+    written = [out / "grid.json", *gridfile.draw(data, out)]
+    print(gridfile.summary(data))
+    print(f"grid: wrote {', '.join(str(w) for w in written)}")
+    ours = [r["backends"].get(instrument.OURS, {}).get("status") for r in records]
+    return 1 if FAILED in ours else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,296 @@
+"""The grid of rmsnorm_bench.grid: its cells in the order measured, each cell judged, its file
+(grid.json) read back, the summary, the heatmaps.
+
+A library module of rmsnorm_bench.grid (which measures the cells, writes the file and
+describes it in its --help), not a tool. A report or page that shows a grid calls
+load(path), then summary(data) or draw(data, folder).
+
+The file: "format" (FORMAT), "commit", "machine" (machine.facts()), "device_time" (whether
+device time was measured: not in the CPU smoke mode), "grid" (its axes: ops, phases, dtypes,
+weights, m, n, backends), "unavailable" ({backend: {op: why}}, the peers that could not run
+here), "budget_s" / "elapsed_s", and "cells", one per (op, phase, dtype, weight, m, n): for
+each backend a status (STATUSES), with "median_s" and "samples" where it was timed and
+"reason" where it was not; "best_peer", "ours_over_best_peer" and "behind" (judge).
+"""
+
+import itertools
+import json
+import math
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from .instrument import OURS, Shape
+
+# the grid's axes (the tool's defaults)
+M_VALUES = (1, 4, 16, 64, 256, 1024, 4096, 16384, 65536)
+N_VALUES = (128, 256, 1000, 1024, 2048, 3000, 4096, 5120, 7168, 8192, 12288, 16384, 20000,
+            32768, 65536, 131072)  # fmt: skip
+PHASES = ("forward", "backward")
+WEIGHTS = ("same", "f32")  # the weight in x's dtype, or in f32
+FORMAT = 1  # of grid.json
+OK, FAILED, UNSUPPORTED, SKIPPED, NOT_REACHED = (
+    "ok", "failed", "unsupported", "skipped", "not reached"
+)  # fmt: skip
+STATUSES = (OK, FAILED, UNSUPPORTED, SKIPPED, NOT_REACHED)
+# ours is "behind" where the best peer's device time is lower than ours by more than this
+# share: twice the 1% to which grid.CONTRACT asks each median to be known
+BEHIND = 0.02
+# letters in a heatmap's grey cells (no ratio there), by our status
+MARKS = {FAILED: "F", UNSUPPORTED: "U", SKIPPED: "S", NOT_REACHED: "", OK: "-"}
+TICKS = (0.5, 0.67, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 2.0)  # of the colour bar, log scale
+KEY = (
+    f"above 1: ours ahead; hatched: ours behind by more than {BEHIND:.0%}; grey: no ratio "
+    "(F ours failed, U unsupported, S skipped, - no peer or no time, blank not reached)"
+)
+
+
+class BadGridFile(ValueError):
+    pass
+
+
+def has_cell(dtype: str, weight: str) -> bool:
+    """An f32 weight with f32 x is the "same" cell: it has no cell of its own."""
+    return not dtype == weight == "f32"
+
+
+@dataclass(frozen=True)
+class Cell:
+    op: str
+    phase: str
+    dtype: str
+    weight: str  # "same" (x's dtype) or "f32"
+    m: int
+    n: int
+
+    @property
+    def shape(self) -> Shape:
+        return Shape(self.m, self.n, self.dtype)
+
+    @property
+    def group(self) -> tuple:
+        """What the cell's backends are made for: its phases share them."""
+        return (self.op, self.dtype, self.weight, self.m, self.n)
+
+
+def levels(count: int) -> list[int]:
+    """The level of each of `count` indices in a walk from coarse to fine: 0 for both ends,
+    1 for the midpoint between them, 2 for the midpoints of the two halves, and so on."""
+    level = [0] * count
+    gaps, depth = [(0, count - 1)], 1
+    while gaps:
+        halves = []
+        for lo, hi in gaps:
+            if hi - lo > 1:
+                mid = (lo + hi) // 2
+                level[mid] = depth
+                halves += [(lo, mid), (mid, hi)]
+        gaps, depth = halves, depth + 1
+    return level
+
+
+def ordered_cells(ops, phases, dtypes, weights, ms, ns) -> list[Cell]:
+    """The cells in the order measured: shapes coarse to fine over the (M, N) plane (the
+    corners, then the midpoints between them, ...), every (op, dtype, weight, phase) at a
+    shape before the next shape. The default budget ends well before the full grid does;
+    cut there, every heatmap still spans the whole plane, with the same shapes at a coarser
+    step, rather than some ops or dtypes, or the large shapes last in the lists, missing.
+    A shape's two phases are adjacent: they share its backends (torch.compile compiles once)."""
+    lm, ln = levels(len(ms)), levels(len(ns))
+    shapes = sorted(
+        itertools.product(range(len(ms)), range(len(ns))),
+        key=lambda ij: (max(lm[ij[0]], ln[ij[1]]), lm[ij[0]] + ln[ij[1]], ij),
+    )
+    return [
+        Cell(op, phase, dtype, weight, ms[i], ns[j])
+        for i, j in shapes
+        for op, dtype, weight in itertools.product(ops, dtypes, weights)
+        if has_cell(dtype, weight)
+        for phase in phases
+    ]
+
+
+def judge(backends: dict) -> dict:
+    """best_peer, ours_over_best_peer and behind of one cell's {backend: result}. The best
+    peer is the one of lowest median device time among the peers that validated and were
+    timed; without it, or without our time, the ratio is None and behind False."""
+    timed = {b: r["median_s"] for b, r in backends.items() if r["status"] == OK and r["median_s"]}
+    ours = timed.pop(OURS, None)
+    best = min(timed, key=timed.get) if timed else None
+    ratio = ours / timed[best] if ours and best else None
+    return {
+        "best_peer": best,
+        "ours_over_best_peer": ratio,
+        "behind": bool(ratio and ratio > 1 + BEHIND),
+    }
+
+
+def dumps(data: dict) -> str:
+    """JSON of `data` with one cell a line: short enough to commit, and a diff names cells."""
+    head = "".join(f" {json.dumps(k)}: {json.dumps(v)},\n" for k, v in data.items() if k != "cells")
+    cells = ",\n".join("  " + json.dumps(c) for c in data["cells"])
+    return f'{{\n{head} "cells": [\n{cells}\n ]\n}}\n'
+
+
+def load(path) -> dict:
+    """A grid.json written by rmsnorm_bench.grid; BadGridFile (naming the file) otherwise."""
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text())
+    except (OSError, ValueError) as e:
+        raise BadGridFile(f"{path}: cannot read it as JSON ({e})") from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        raise BadGridFile(f"{path}: not a grid file of format {FORMAT} (rmsnorm_bench.grid)")
+    cells = data.get("cells")
+    needed = {"op", "phase", "dtype", "weight", "m", "n", "backends", "ours_over_best_peer"}
+    if not isinstance(cells, list) or not all(
+        isinstance(c, dict) and needed <= c.keys() for c in cells
+    ):
+        raise BadGridFile(f"{path}: its cells lack some of {', '.join(sorted(needed))}")
+    return data
+
+
+def where(data: dict) -> str:
+    """The machine and commit of a grid."""
+    gpu = data.get("machine", {}).get("gpu", "?")
+    return f"{'no GPU' if gpu == 'none' else gpu}, commit {str(data.get('commit'))[:8]}"
+
+
+def label(cell: dict) -> str:
+    weight = "" if cell["weight"] == "same" else f", {cell['weight']} weight"
+    return f"{cell['op']} {cell['phase']} {cell['m']}x{cell['n']} {cell['dtype']}{weight}"
+
+
+def line(record: dict) -> str:
+    """One cell as the tool's progress log shows it: each backend's time or status."""
+    shown = []
+    for name, r in record["backends"].items():
+        t = r.get("median_s")
+        shown.append(f"{name} {t * 1e6:.1f} us" if t else f"{name} {r['status']}")
+    ratio, verdict = record["ours_over_best_peer"], ""
+    if ratio:
+        verdict = f"; ours / {record['best_peer']} {ratio:.3f}" + " BEHIND" * record["behind"]
+    return f"{label(record)}: {', '.join(shown)}{verdict}"
+
+
+def summary(data: dict, worst: int = 8) -> str:
+    """Some lines: what was measured, the share of cells where ours is within BEHIND of the
+    best peer or ahead, the statuses, the peers unavailable, the worst cells."""
+    cells = data["cells"]
+    lines = [f"grid on {where(data)}: {len(cells)} cells"]
+    for backend in data["grid"]["backends"]:
+        found = [c["backends"][backend]["status"] for c in cells if backend in c["backends"]]
+        counts = ", ".join(f"{found.count(s)} {s}" for s in STATUSES if found.count(s))
+        lines += [f"  {backend}: {counts}"] if found else []
+    rated = [c for c in cells if c["ours_over_best_peer"]]
+    if not data.get("device_time"):
+        lines.append(f"device time not measured ({data.get('device_time_note', '?')}): no ratios")
+    elif rated:
+        level = sum(not c["behind"] for c in rated)
+        lines.append(
+            f"{len(rated)} cells measured (ours and a peer timed): {level} "
+            f"({level / len(rated):.0%}) within {BEHIND:.0%} of the best peer or ahead"
+        )
+    else:
+        lines.append("no cell has both ours and a peer timed: no ratios")
+    for backend, ops in sorted(data.get("unavailable", {}).items()):
+        reasons = set(ops.values())
+        why = reasons.pop() if len(reasons) == 1 else "; ".join(f"{o}: {r}" for o, r in ops.items())
+        lines.append(f"unavailable: {backend} ({why})")
+    if data.get("elapsed_s") is not None:
+        budget = f"a budget of {data['budget_s']:g} s" if data.get("budget_s") else "no budget"
+        lines.append(f"took {data['elapsed_s']:.0f} s, {budget}")
+    behind = sorted((c for c in rated if c["behind"]), key=lambda c: -c["ours_over_best_peer"])
+    if rated:
+        lines.append(
+            f"worst cells (ours / best peer), {len(behind)} behind:"
+            if behind
+            else f"no cell behind by more than {BEHIND:.0%}"
+        )
+    for c in behind[:worst]:
+        times = {b: c["backends"][b]["median_s"] for b in (OURS, c["best_peer"])}
+        us = ", ".join(f"{b} {t * 1e6:.1f} us" for b, t in times.items())
+        lines.append(f"  {c['ours_over_best_peer']:.3f}x  {label(c)}: {us}")
+    return "\n".join(lines)
+
+
+def panels(data: dict) -> list[tuple[str, str]]:
+    """The (dtype, weight) panels of one heatmap."""
+    grid = data["grid"]
+    return [(d, w) for d in grid["dtypes"] for w in grid["weights"] if has_cell(d, w)]
+
+
+def draw(data: dict, out: Path) -> list[Path]:
+    """<op>_<phase>.png in `out` for each op and phase of the grid: a heatmap per (dtype,
+    weight), M up, N across, colour best peer / ours (above 1: ours ahead, log scale), the
+    cells where ours is behind by more than BEHIND hatched, cells without a ratio grey (with
+    our status's letter, MARKS). Returns the files written."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    grid, chosen, written = data["grid"], panels(data), []
+    cols = min(2, len(chosen))
+    rows = math.ceil(len(chosen) / cols)
+    size = (0.55 * len(grid["n"]) * cols + 2, 0.45 * len(grid["m"]) * rows + 2)
+    for op, phase in ((op, phase) for op in grid["ops"] for phase in grid["phases"]):
+        fig, axes = plt.subplots(rows, cols, figsize=size, squeeze=False, layout="constrained")
+        for ax in axes.flat[len(chosen) :]:
+            ax.axis("off")
+        for ax, (dtype, weight) in zip(axes.flat, chosen, strict=False):
+            cells = {
+                (c["m"], c["n"]): c
+                for c in data["cells"]
+                if (c["op"], c["phase"], c["dtype"], c["weight"]) == (op, phase, dtype, weight)
+            }
+            image = draw_panel(ax, cells, grid["m"], grid["n"])
+            ax.set_title(f"x {dtype}, weight {dtype if weight == 'same' else weight}", fontsize=9)
+        bar = fig.colorbar(image, ax=axes, shrink=0.6, label="best peer / ours (device time)")
+        bar.ax.minorticks_off()
+        bar.set_ticks(TICKS, labels=[f"{t:g}" for t in TICKS])
+        fig.suptitle(f"{op} {phase} ({where(data)})\n{KEY}", fontsize=8)
+        written.append(out / f"{op}_{phase}.png")
+        fig.savefig(written[-1], dpi=100)
+        plt.close(fig)
+    return written
+
+
+def draw_panel(ax, cells: dict, ms, ns):
+    """One heatmap of {(m, n): cell} on `ax`; returns its image (for the colour bar)."""
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import LogNorm
+    from matplotlib.patches import Rectangle
+
+    values = [[math.nan] * len(ns) for _ in ms]
+    for (i, m), (j, n) in itertools.product(enumerate(ms), enumerate(ns)):
+        cell = cells.get((m, n))
+        ratio = cell and cell["ours_over_best_peer"]
+        if ratio:
+            values[i][j] = 1 / ratio
+            text = f"{1 / ratio:.2f}"
+        else:
+            text = MARKS.get(cell and cell["backends"].get(OURS, {}).get("status"), "")
+        ax.text(j, i, text, ha="center", va="center", fontsize=6)
+        if cell and cell["behind"]:
+            ax.add_patch(
+                Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, hatch="///", lw=0, ec="0.35")
+            )
+    cmap = plt.get_cmap("RdYlGn").with_extremes(bad="lightgrey")  # bad: NaN, no ratio
+    image = ax.imshow(
+        values, cmap=cmap, norm=LogNorm(vmin=0.5, vmax=2.0), origin="lower", aspect="auto"
+    )
+    ax.set_xticks(range(len(ns)), [str(n) for n in ns], rotation=90, fontsize=7)
+    ax.set_yticks(range(len(ms)), [str(m) for m in ms], fontsize=7)
+    ax.set_xlabel("N", fontsize=8)
+    ax.set_ylabel("M", fontsize=8)
+    return image
+
+
+if __name__ == "__main__":
+    print(
+        "rmsnorm_bench.gridfile: a library module of rmsnorm_bench.grid, not a tool; "
+        "python -m rmsnorm_bench.grid --show FILE prints a grid's summary",
+        file=sys.stderr,
+    )
+    sys.exit(2)

@@ -1,0 +1,399 @@
+"""The grid tool (rmsnorm_bench.grid, rmsnorm_bench.gridfile): its options, the order of its
+cells and the budget's cut-off, the memory cap, the judgement of each cell, its file and
+heatmaps from synthetic data; then a tiny run in the CPU smoke mode, end to end, and one on a
+GPU where there is one."""
+
+import pytest
+import torch.nn.functional as F
+
+from rmsnorm_bench import grid, gridfile, instrument
+from rmsnorm_bench.gridfile import FAILED, NOT_REACHED, OK, SKIPPED, UNSUPPORTED, Cell
+
+OPS, DTYPES = instrument.OPS, instrument.DTYPE_NAMES
+PANELS = [(o, p, d, w) for o in OPS for p in gridfile.PHASES for d in DTYPES for w in gridfile.WEIGHTS
+          if gridfile.has_cell(d, w)]  # fmt: skip
+
+
+def exit_status(argv) -> int:
+    try:
+        return grid.main(argv)
+    except SystemExit as e:
+        return e.code
+
+
+def timed(seconds) -> dict:
+    return {"status": OK, "median_s": seconds, "samples": 5}
+
+
+# --- options --------------------------------------------------------------------------------
+
+
+# (a command line, what its error says), a few to a line
+BAD_OPTIONS = [
+    ("--m 0", "argument --m: '0' given; expected rows M: positive whole numbers"), ("--n 128,x", "argument --n: 'x' given"), ("--m ,", "argument --m: nothing given"),
+    ("--ops rms", "argument --ops: 'rms' given; expected ops: rms_norm, fused_add"), ("--phases fwd", "argument --phases: 'fwd' given"), ("--dtypes bf16,fp8", "argument --dtypes: 'fp8' given"),
+    ("--weights bf16", "argument --weights: 'bf16' given; expected weights: same, f32"), ("--backends triton,nope", "argument --backends: 'nope' given"), ("--backends torch,liger", "--backends: give triton too"),
+    ("--budget 0", "argument --budget: expected seconds above 0, got '0'"), ("--budget -5", "got '-5'"), ("--budget nan", "got 'nan'"), ("--budget soon", "got 'soon'"),
+    ("--dtypes f32 --weights f32", "an f32 weight with f32 x is the 'same' cell"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("argv, message", BAD_OPTIONS)
+def test_a_bad_option_is_named_and_exits_2(argv, message, capsys):
+    assert exit_status(argv.split()) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
+def test_lists_come_in_the_grid_order_without_repeats():
+    assert grid.listing(None, "rows M")("64, 1,64,4") == [1, 4, 64]
+    assert grid.listing(OPS, "ops")("fused_add,rms_norm,fused_add") == ["rms_norm", "fused_add"]
+    assert grid.budget("inf") == float("inf") and grid.budget("1e3") == 1000.0
+
+
+def test_without_a_gpu_it_says_so(no_gpu, monkeypatch, capsys):
+    monkeypatch.setenv(instrument.DEVICE_VAR, "cuda")
+    monkeypatch.setattr(instrument, "DEVICE", "cuda")
+    assert exit_status(["--m", "1", "--n", "128"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("grid: needs a CUDA or ROCm GPU") and "CPU smoke mode" in err
+
+
+@pytest.mark.parametrize("argv", [[], ["--m", "1,4"], ["--m", "1024", "--n", "1024"]])
+def test_the_smoke_mode_takes_small_explicit_shapes_only(argv, smoke_mode, tmp_path, capsys):
+    assert exit_status([*argv, "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "give small --m and --n (M x N at most 65,536" in err
+    assert not list(tmp_path.iterdir())
+
+
+def test_a_bad_grid_file_is_refused(tmp_path, capsys):
+    bad = tmp_path / "grid.json"
+    for text, message in [
+        ("{", "cannot read it as JSON"),
+        ('{"format": 99, "cells": []}', "not a grid file of format 1"),
+        ('{"format": 1, "cells": [{"op": "rms_norm"}]}', "its cells lack some of"),
+    ]:
+        bad.write_text(text)
+        with pytest.raises(gridfile.BadGridFile, match=message):
+            gridfile.load(bad)
+        assert exit_status(["--show", str(bad)]) == 2
+        assert capsys.readouterr().err.startswith(f"grid: {bad}: {message}")
+
+
+# --- the order of the cells and the budget ---------------------------------------------------
+
+
+def test_levels_go_from_the_ends_to_the_midpoints():
+    assert gridfile.levels(1) == [0] and gridfile.levels(2) == [0, 0]
+    assert gridfile.levels(9) == [0, 3, 2, 3, 1, 3, 2, 3, 0]
+    assert gridfile.levels(16) == [0, 3, 4, 2, 4, 3, 4, 1, 4, 3, 4, 2, 4, 3, 4, 0]
+
+
+def test_every_panel_has_the_same_shapes_after_each_whole_shape():
+    cells = gridfile.ordered_cells(OPS, gridfile.PHASES, DTYPES, gridfile.WEIGHTS,
+                                   gridfile.M_VALUES, gridfile.N_VALUES)  # fmt: skip
+    per_shape = len(PANELS)
+    assert per_shape == 20 and len(cells) == 9 * 16 * per_shape
+    assert not [c for c in cells if c.dtype == c.weight == "f32"]  # that is the "same" cell
+    first = [(c.m, c.n) for c in cells[::per_shape]]
+    assert first[:4] == [(1, 128), (1, 131072), (65536, 128), (65536, 131072)]  # the corners
+    assert len(set(first)) == len(first) == 9 * 16
+    for k in (1, 4, 9, 50):  # a cut-off after k shapes: each panel has those k
+        panels = {}
+        for c in cells[: k * per_shape]:
+            panels.setdefault((c.op, c.phase, c.dtype, c.weight), set()).add((c.m, c.n))
+        assert sorted(panels) == sorted(PANELS)
+        assert all(shapes == set(first[:k]) for shapes in panels.values())
+    # a shape's forward and backward one after the other: they share its backends
+    assert all(a.group == b.group for a, b in zip(cells[::2], cells[1::2], strict=True))
+
+
+def small_grid():
+    return gridfile.ordered_cells(OPS, gridfile.PHASES, ["bf16"], ["same"], [1, 4], [128, 256])
+
+
+def test_the_budget_cuts_the_run_and_the_rest_is_not_reached():
+    cells, now, logged = small_grid(), [0.0], []
+
+    def measure(cell):  # each cell takes 10 s of the fake clock
+        now[0] += 10
+        return {"triton": timed(2e-6), "torch": timed(1e-6)}
+
+    backends = {op: ["triton", "torch"] for op in OPS}
+    records = grid.run(cells, measure, 25, lambda c: None, backends, lambda: now[0], logged.append)
+    assert len(records) == len(cells) == 16
+    assert [r["backends"]["triton"]["status"] for r in records[:3]] == [OK] * 3
+    for r in records[3:]:  # started at 0, 10 and 20 s: the fourth would start at 30
+        assert r["backends"] == {
+            b: {"status": NOT_REACHED, "reason": "the budget of 25 s was spent"}
+            for b in backends[r["op"]]
+        }
+        assert r["ours_over_best_peer"] is None and not r["behind"]
+    assert len(logged) == 3 and logged[0].startswith("[1/16] rms_norm forward 1x128 bf16:")
+
+
+def test_an_interrupt_keeps_what_was_measured_and_an_error_fails_one_cell():
+    cells, calls = small_grid(), []
+
+    def measure(cell):
+        calls.append(cell)
+        if len(calls) == 2:
+            raise RuntimeError("CUDA error: an illegal memory access")
+        if len(calls) == 4:
+            raise KeyboardInterrupt
+        return {"triton": timed(1e-6)}
+
+    records = grid.run(cells, measure, 1e9, lambda c: None, {op: ["triton"] for op in OPS},
+                       log=lambda line: None)  # fmt: skip
+    statuses = [r["backends"]["triton"]["status"] for r in records]
+    assert statuses == [OK, FAILED, OK] + [NOT_REACHED] * 13 and len(calls) == 4
+    assert (
+        records[1]["backends"]["triton"]["reason"]
+        == "RuntimeError: CUDA error: an illegal memory access"
+    )
+    assert records[3]["backends"]["triton"]["reason"] == "interrupted"
+
+
+# --- the memory cap ---------------------------------------------------------------------------
+
+
+def test_the_memory_estimate_scales_with_the_tensors():
+    cell = Cell("rms_norm", "forward", "bf16", "same", 16384, 131072)
+    assert grid.cell_bytes(cell) == 16384 * 131072 * (6 * 2 + 8 * 4)
+    f32 = Cell("rms_norm", "forward", "f32", "same", 16384, 131072)
+    fused = Cell("fused_add", "backward", "bf16", "same", 16384, 131072)
+    assert grid.cell_bytes(cell) < grid.cell_bytes(f32) and grid.cell_bytes(cell) < grid.cell_bytes(
+        fused
+    )
+    h200 = 139 * 2**30  # about what an idle H200 has free
+    assert grid.memory_problem(cell, h200) is None  # 94 GB
+    big = Cell("fused_add", "forward", "bf16", "same", 65536, 65536)  # 275 GB
+    assert grid.memory_problem(big, h200) == "needs about 256.0 GiB, 139.0 GiB free (80% usable)"
+
+
+def test_cells_that_do_not_fit_are_skipped_unmeasured():
+    cells = gridfile.ordered_cells(
+        ["rms_norm"], ["forward"], ["f32"], ["same"], [1, 65536], [128, 131072]
+    )
+    measured = []
+
+    def measure(cell):
+        measured.append((cell.m, cell.n))
+        return {"triton": timed(1e-6), "torch": timed(1e-6)}
+
+    free = 100 * 2**30
+    records = grid.run(cells, measure, 1e9, lambda c: grid.memory_problem(c, free),
+                       {"rms_norm": ["triton", "torch"]}, log=lambda line: None)  # fmt: skip
+    assert sorted(measured) == [(1, 128), (1, 131072), (65536, 128)]
+    (skipped,) = [r for r in records if (r["m"], r["n"]) == (65536, 131072)]
+    assert {r["status"] for r in skipped["backends"].values()} == {SKIPPED}
+    assert skipped["backends"]["torch"]["reason"].startswith(
+        "needs about 448.0 GiB, 100.0 GiB free"
+    )
+
+
+@pytest.mark.gpu("the GPU's allocator counts the peak")
+def test_the_memory_estimate_covers_validation_on_a_gpu():
+    import torch
+
+    for op, dtype in [("rms_norm", "bf16"), ("fused_add", "bf16"), ("fused_add", "f32")]:
+        cell = Cell(op, "backward", dtype, "same", 4096, 8192)
+        fns = {b: instrument.make_backend(b, op) for b in ("triton", "torch")}
+        torch.cuda.synchronize()
+        base = torch.cuda.memory_allocated()
+        torch.cuda.reset_peak_memory_stats()
+        p = grid.problem(cell)
+        expected = instrument.reference(p)
+        for fn in fns.values():
+            instrument.validate(fn, p, expected)
+        del p, expected
+        peak = torch.cuda.max_memory_allocated() - base
+        assert peak <= grid.cell_bytes(cell), (cell, peak, grid.cell_bytes(cell))
+
+
+# --- each cell judged -----------------------------------------------------------------------
+
+
+def test_the_best_peer_the_ratio_and_the_behind_flag():
+    peers = {
+        "torch": timed(2e-6),
+        "liger": timed(1e-6),
+        "quack": {"status": FAILED, "reason": "wrong"},
+    }
+    within = gridfile.judge({"triton": timed(1.019e-6), **peers})
+    assert within["best_peer"] == "liger" and within["ours_over_best_peer"] == pytest.approx(1.019)
+    assert not within["behind"]
+    behind = gridfile.judge({"triton": timed(1.021e-6), **peers})
+    assert behind["behind"] and behind["ours_over_best_peer"] == pytest.approx(1.021)
+    ahead = gridfile.judge({"triton": timed(0.5e-6), **peers})
+    assert ahead["ours_over_best_peer"] == pytest.approx(0.5) and not ahead["behind"]
+    # no ratio without our time, without a peer timed, or where nothing was timed (smoke mode)
+    for results in [
+        {"triton": {"status": FAILED, "reason": "wrong"}, **peers},
+        {"triton": timed(1e-6), "quack": {"status": UNSUPPORTED, "reason": "N"}},
+        {"triton": timed(None), "torch": timed(None)},
+    ]:
+        assert gridfile.judge(results)["ours_over_best_peer"] is None
+        assert not gridfile.judge(results)["behind"]
+
+
+def test_a_wrong_result_fails_an_error_is_unsupported_or_failed(smoke_mode, monkeypatch):
+    import torch
+
+    def wrong(x, w):
+        return F.rms_norm(x, (x.shape[-1],), w, instrument.EPS) * 1.5
+
+    def refuses_f32_weights(x, w):
+        if w.dtype != x.dtype:
+            raise TypeError("weight must be in x's dtype")
+        return F.rms_norm(x, (x.shape[-1],), w, instrument.EPS)
+
+    timed_backends = []
+    monkeypatch.setattr(
+        grid, "time_backend", lambda name, fn, cell: timed_backends.append(name) or timed(1e-6)
+    )
+    right = instrument.make_backend("torch", "rms_norm")
+    fns = {"triton": right, "torch": wrong, "liger": refuses_f32_weights, "quack": ValueError("no")}
+    same = grid.measure_cell(Cell("rms_norm", "backward", "bf16", "same", 4, 128), fns)
+    assert [same[b]["status"] for b in fns] == [OK, FAILED, OK, UNSUPPORTED]
+    assert "AssertionError: rms_norm 4x128-bf16: out is wrong" in same["torch"]["reason"]
+    assert timed_backends == ["triton", "liger"]  # a wrong result is never timed
+    mixed = grid.measure_cell(Cell("rms_norm", "backward", "bf16", "f32", 4, 128), fns)
+    assert mixed["liger"] == {
+        "status": UNSUPPORTED,
+        "reason": "TypeError: weight must be in x's dtype",
+    }
+    cell = Cell("rms_norm", "forward", "bf16", "same", 4, 128)
+    error = RuntimeError("boom")
+    assert grid.failure("triton", cell, error)["status"] == FAILED  # ours: a failure
+    assert grid.failure("liger", cell, error)["status"] == UNSUPPORTED  # a peer's limit
+    mixed_cell = Cell("rms_norm", "forward", "bf16", "f32", 4, 128)
+    assert grid.failure("triton", mixed_cell, error)["status"] == UNSUPPORTED  # a weight refused
+    assert grid.failure("liger", cell, AssertionError("out is wrong"))["status"] == FAILED
+    oom = torch.cuda.OutOfMemoryError("CUDA out of memory")
+    assert grid.failure("torch", cell, oom)["status"] == SKIPPED
+
+
+# --- the file and the heatmaps --------------------------------------------------------------
+
+
+def synthetic():
+    """A grid of synthetic times: ours behind torch where N is 256, ahead elsewhere."""
+    cells = gridfile.ordered_cells(
+        OPS, gridfile.PHASES, ["bf16", "f32"], gridfile.WEIGHTS, [1, 4, 16], [128, 256]
+    )
+
+    def measure(cell):
+        ours = 1.1e-6 if cell.n == 256 else 0.9e-6
+        return {
+            "triton": timed(ours * cell.m),
+            "torch": timed(1e-6 * cell.m),
+            "liger": timed(3e-6 * cell.m),
+        }
+
+    backends = {op: ["triton", "torch", "liger"] for op in OPS}
+    records = grid.run(cells, measure, 1e9, lambda c: None, backends, log=lambda line: None)
+    grid_axes = {"ops": list(OPS), "phases": list(gridfile.PHASES), "dtypes": ["bf16", "f32"],
+                 "weights": list(gridfile.WEIGHTS), "m": [1, 4, 16], "n": [128, 256],
+                 "backends": ["triton", "torch", "liger", "quack"]}  # fmt: skip
+    return {"format": gridfile.FORMAT, "commit": "0123456789abcdef", "machine": {"gpu": "Some GPU"},
+            "device_time": True, "budget_s": 480, "elapsed_s": 12.3, "grid": grid_axes,
+            "unavailable": {"quack": {"rms_norm": "not installed", "fused_add": "not installed"}},
+            "cells": records}  # fmt: skip
+
+
+def test_the_file_reads_back_as_written(tmp_path):
+    data = synthetic()
+    path = tmp_path / "grid.json"
+    path.write_text(gridfile.dumps(data))
+    assert gridfile.load(path) == data
+    lines = path.read_text().splitlines()
+    assert sum(line.startswith('  {"op": ') for line in lines) == len(data["cells"]) == 72
+
+
+def test_the_summary_counts_and_names_the_worst_cells(tmp_path, capsys):
+    data = synthetic()
+    text = gridfile.summary(data, worst=3)
+    assert text.startswith("grid on Some GPU, commit 01234567: 72 cells")
+    assert "  triton: 72 ok" in text and "  quack" not in text.split("unavailable")[0]
+    # ours is behind by 10% at N = 256: half the cells
+    assert "72 cells measured (ours and a peer timed): 36 (50%) within 2% of the best peer" in text
+    assert "unavailable: quack (not installed)" in text
+    worst = text.split("36 behind:\n")[1].splitlines()
+    assert len(worst) == 3 and all(
+        line.startswith("  1.100x  ") and "x256" in line for line in worst
+    )
+    path = tmp_path / "grid.json"
+    path.write_text(gridfile.dumps(data))
+    assert exit_status(["--show", str(path)]) == 0
+    assert capsys.readouterr().out.strip() == gridfile.summary(data)
+
+
+def test_a_heatmap_per_op_and_phase_is_drawn(tmp_path):
+    data = synthetic()
+    data["cells"][0]["ours_over_best_peer"] = None  # a grey cell
+    written = gridfile.draw(data, tmp_path)
+    assert [p.name for p in written] == [f"{o}_{p}.png" for o in OPS for p in gridfile.PHASES]
+    for path in written:
+        assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and path.stat().st_size > 10_000
+    assert gridfile.panels(data) == [("bf16", "same"), ("bf16", "f32"), ("f32", "same")]
+
+
+# --- end to end -------------------------------------------------------------------------------
+
+
+@pytest.mark.interpreter("the smoke mode runs the kernels on CPU tensors")
+def test_a_tiny_grid_in_the_smoke_mode(smoke_mode, tmp_path, capsys):
+    argv = ["--m", "1,4", "--n", "128", "--dtypes", "bf16,f32", "--backends", "triton,torch"]
+    assert exit_status([*argv, "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    data = gridfile.load(tmp_path / "grid.json")
+    assert not data["device_time"] and data["unavailable"] == {}
+    assert data["grid"]["m"] == [1, 4] and data["grid"]["backends"] == ["triton", "torch"]
+    # 2 ops x 2 phases x (bf16, bf16 with an f32 weight, f32) x 2 shapes
+    assert len(data["cells"]) == 24
+    for cell in data["cells"]:
+        assert cell["backends"] == {
+            b: {"status": OK, "median_s": None, "samples": 0} for b in ("triton", "torch")
+        }
+    assert {c["weight"] for c in data["cells"] if c["dtype"] == "bf16"} == {"same", "f32"}
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        ["grid.json"] + [f"{o}_{p}.png" for o in OPS for p in gridfile.PHASES]
+    )
+    assert "device time not measured" in out and "  triton: 24 ok" in out
+
+
+@pytest.mark.interpreter("the smoke mode runs the kernels on CPU tensors")
+def test_the_smoke_mode_lists_the_peers_it_cannot_run_and_fails_where_ours_is_wrong(
+    smoke_mode, tmp_path, capsys, monkeypatch
+):
+    made = instrument.make_backend
+
+    def make_backend(name, op):  # ours made wrong: the run must say so
+        fn = made(name, op)
+        if name != "triton" or op != "rms_norm":
+            return fn
+        return lambda x, w: fn(x, w) * 2
+
+    monkeypatch.setattr(instrument, "make_backend", make_backend)
+    argv = ["--m", "1", "--n", "128", "--dtypes", "f32", "--backends", "triton,torch,liger"]
+    assert exit_status([*argv, "--out", str(tmp_path)]) == 1
+    data = gridfile.load(tmp_path / "grid.json")
+    assert "runs on GPUs only" in data["unavailable"]["liger"]["rms_norm"]
+    status = {(c["op"], c["phase"]): c["backends"]["triton"]["status"] for c in data["cells"]}
+    assert status == {("rms_norm", "forward"): FAILED, ("rms_norm", "backward"): FAILED,
+                      ("fused_add", "forward"): OK, ("fused_add", "backward"): OK}  # fmt: skip
+    assert "unavailable: liger" in capsys.readouterr().out
+
+
+@pytest.mark.gpu("device time")
+def test_a_tiny_grid_on_a_gpu(tmp_path):
+    argv = ["--m", "1,256", "--n", "128,4096", "--dtypes", "bf16", "--backends", "triton,torch"]
+    assert exit_status([*argv, "--out", str(tmp_path)]) == 0
+    data = gridfile.load(tmp_path / "grid.json")
+    assert data["device_time"] and data["machine"]["gpu"] != "none"
+    for cell in data["cells"]:
+        for result in cell["backends"].values():
+            assert result["status"] == OK and result["median_s"] > 0 and result["samples"] >= 5
+        assert cell["best_peer"] == "torch" and cell["ours_over_best_peer"] > 0
