@@ -4,8 +4,9 @@ Where it sits: measure (instrument, benchmarks/) -> asv run (asvrun, with this) 
 publish/report -> gate. asvrun and the self-test call it before anything runs or any lock is
 taken: the ad-hoc overrides of shapes and backends, asv's arguments as asv parses them, the
 commits they name, the CPUs of --cpu-affinity (each check raises ValueError naming the
-problem); and `with_rounds` makes the command measure each commit in several interleaved
-rounds. Nothing here runs asv or writes a file.
+problem); `with_rounds` makes the command measure each commit in several interleaved
+rounds, and `measured_only` selects the cases this machine measures, so that asv starts no
+process for the others. Nothing here runs asv or writes a file.
 """
 
 import contextlib
@@ -76,6 +77,43 @@ def with_rounds(asv_args: list[str], processes: int = instrument.PROCESSES) -> l
     if not any(_is_option(a, ("--interleave-rounds", "--interleave-processes")) for a in asv_args):
         added.append("--interleave-rounds")
     return [asv_args[0], *added, *asv_args[1:]]
+
+
+def gives_bench(arg: str) -> bool:
+    """`arg` is (or starts) a benchmark selection: -b/--bench REGEX, -bREGEX, --bench=REGEX."""
+    return (
+        arg in ("-b", "--bench")
+        or arg.startswith("--bench=")
+        or (arg.startswith("-b") and len(arg) > 2)
+    )
+
+
+def measured_cases() -> str:
+    """asv's -b regular expression of the cases this machine measures: each suite's shapes
+    (instrument.shapes_for) by the backends selected (RMSNORM_BENCH_BACKENDS, all where
+    unset). asv matches it against `name(case, backend)` and starts no process for a
+    parameter set it leaves out, whose figure is n/a, as a skipped one's is: the GPU's
+    default run leaves out the smoke mode's shapes, a narrowed one (a history, the
+    self-test) all but its few cases, the smoke mode the GPU's backends. A backend that is
+    not installed is still selected: only its own process can tell."""
+    backends = instrument.selected_backends()
+    if instrument.DEVICE == "cpu":  # the others are skipped there, each saying so
+        backends = [b for b in backends if b in instrument.matrix.CPU_BACKENDS]
+    backends = "|".join(re.escape(b) for b in backends)
+    suites = []
+    for phase in ("forward", "backward"):
+        labels = "|".join(re.escape(s.label) for s in instrument.shapes_for(phase))
+        suites.append(rf"{phase.capitalize()}\.track_\w+\((?:{labels}), (?:{backends})\)$")
+    return "|".join(suites)
+
+
+def measured_only(asv_args: list[str]) -> list[str]:
+    """`asv run` or `continuous` arguments with -b measured_cases() added, unless they
+    select benchmarks themselves (asv runs what any -b matches, so one more would widen
+    theirs)."""
+    if asv_args[:1] not in (["run"], ["continuous"]) or any(map(gives_bench, asv_args)):
+        return asv_args
+    return [asv_args[0], "-b", measured_cases(), *asv_args[1:]]
 
 
 def check_options() -> None:

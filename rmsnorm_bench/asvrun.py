@@ -295,7 +295,7 @@ def main(argv=None) -> int:
     try:
         asvargs.check_options()
         asvargs.check_affinity(args.asv)
-        asv_args = asvargs.with_rounds(args.asv)
+        asv_args = asvargs.with_rounds(asvargs.measured_only(args.asv))
         conf = asvfiles.read_conf(args.conf)
         asvargs.check_asv_args(asv_args, base / conf.get("repo", "."))
     except (ValueError, OSError) as e:

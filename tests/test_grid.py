@@ -53,7 +53,7 @@ def test_lists_come_in_the_grid_order_without_repeats():
 
 def test_without_a_gpu_it_says_so(no_gpu, monkeypatch, capsys):
     monkeypatch.setenv(instrument.DEVICE_VAR, "cuda")
-    monkeypatch.setattr(instrument, "DEVICE", "cuda")
+    monkeypatch.setattr(instrument.matrix, "DEVICE", "cuda")
     assert exit_status(["--m", "1", "--n", "128"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("grid: needs a CUDA or ROCm GPU") and "CPU smoke mode" in err

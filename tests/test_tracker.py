@@ -475,7 +475,7 @@ def test_one_process_measures_all_suites_setting_each_case_up_once(tmp_path, mon
     )
     results = common.measure_suites(backends=["triton", "torch"])
     assert list(results) == common.SUITES
-    for (op, phase), cases in results.items():
+    for (_op, phase), cases in results.items():
         labels = ["2x64-f32"] + (["3x96-bf16"] if phase == "backward" else [])
         assert sorted(cases) == sorted((s, b) for s in labels for b in ("triton", "torch"))
         assert not any(m.failed or m.skipped for m in cases.values()), cases
@@ -1257,3 +1257,35 @@ def test_the_device_plant_copies_rows_and_leaves_results_alone():
     norm(expected, w, 1e-6).sum().backward()
     assert torch.equal(y, norm(x, w, 1e-6)) and torch.allclose(x.grad, expected.grad)
     assert torch.equal(y2, norm(x + x, w, 1e-6))
+
+
+def test_asv_starts_processes_for_the_measured_cases_only(monkeypatch):
+    import re
+
+    from rmsnorm_bench import asvargs
+
+    monkeypatch.setenv(common.FWD_SHAPES_VAR, "1,4096,bf16;16384,4096,bf16")
+    monkeypatch.setenv(common.BWD_SHAPES_VAR, "16384,4096,bf16")
+    monkeypatch.setenv(common.BACKENDS_VAR, "triton,torch")
+    monkeypatch.setattr(common.matrix, "DEVICE", "cuda")
+    args = asvargs.measured_only(["run", "HEAD^!"])
+    assert args[:2] == ["run", "-b"] and args[3:] == ["HEAD^!"]
+
+    def selected(suite, case, backend):
+        return bool(re.search(args[2], f"bench_rmsnorm.{suite}.track_time({case}, {backend})"))
+
+    assert selected("RMSNormForward", "1x4096-bf16", "triton")
+    assert selected("FusedAddRMSNormForward", "16384x4096-bf16", "torch")
+    assert not selected("RMSNormBackward", "1x4096-bf16", "triton")  # not the backward's
+    assert not selected("RMSNormForward", "1x4096-bf16", "liger")  # not among the backends
+    assert not selected("RMSNormForward", "1x4096-bf16", "tritonx")
+    assert selected("FusedAddRMSNormBackward", "16384x4096-bf16", "triton")
+    monkeypatch.setattr(common.matrix, "DEVICE", "cpu")  # GPU-only peers are left out there
+    monkeypatch.delenv(common.BACKENDS_VAR)
+    args = asvargs.measured_only(["continuous", "A", "B"])
+    assert selected("RMSNormForward", "1x4096-bf16", "torch")
+    assert not selected("RMSNormForward", "1x4096-bf16", "torch_compile")
+    # a selection of the user's own is theirs; other commands are passed on as they are
+    for given in (["-b", "Forward"], ["--bench=Forward"], ["-bForward"]):
+        assert asvargs.measured_only(["run", *given, "HEAD^!"]) == ["run", *given, "HEAD^!"]
+    assert asvargs.measured_only(["find", "A..B", "x"]) == ["find", "A..B", "x"]

@@ -46,6 +46,8 @@ BACKENDS = ["triton", "torch", "torch_compile", "liger", "quack", "flydsl"]
 OURS = "triton"  # this package; the others are peers (first in BACKENDS: measured first)
 # An ad-hoc run may measure fewer backends (the others are skipped): "triton,torch".
 BACKENDS_VAR = "RMSNORM_BENCH_BACKENDS"
+# what runs in the CPU smoke mode: ours under Triton's interpreter, and torch eager
+CPU_BACKENDS = ("triton", "torch")
 OPS = ("rms_norm", "fused_add")
 EPS = 1e-6
 

@@ -107,7 +107,7 @@ def without_bench(asv_args: list[str]) -> list[str]:
             skip = False
         elif arg in ("-b", "--bench"):
             skip = True
-        elif not (arg.startswith("--bench=") or (arg.startswith("-b") and len(arg) > 2)):
+        elif not asvargs.gives_bench(arg):
             out.append(arg)
     return out
 
@@ -132,10 +132,12 @@ class Runner:
         selection in place of ASV_ARGS' own)."""
         hashes = STATE / "commits.txt"
         hashes.write_text("".join(f"{c}\n" for c in commits))
+        # the cases measured only (asvargs.measured_only), unless ASV_ARGS select their own
         args = without_bench(self.asv_args) + ["-b", bench] if bench else self.asv_args
         asv_args = ["run", "--config", str(self.conf), "--machine", self.machine]
         asv_args += ["--show-stderr", "--record-samples", *args, f"HASHFILE:{hashes}"]
-        command = [sys.executable, "-m", "asv", *asvargs.with_rounds(asv_args)]
+        asv_args = asvargs.with_rounds(asvargs.measured_only(asv_args))
+        command = [sys.executable, "-m", "asv", *asv_args]
         # the locks are the normal runs' (one run per environment at a time); the copy kept
         # around the run is the self-test's own, so that nothing crosses to results/
         status = asvrun.run_guarded(

@@ -18,6 +18,8 @@ def make_backend(name: str, op: str):
 
     if name in BACKENDS and name not in selected_backends():  # an unknown name: below
         raise Unavailable(f"not among {BACKENDS_VAR}={os.environ[BACKENDS_VAR]}")
+    if matrix.DEVICE == "cpu" and name in BACKENDS and name not in matrix.CPU_BACKENDS:
+        raise Unavailable(f"{name} runs on GPUs only; the CPU smoke mode measures triton and torch")
     if name == "triton":
         import rmsnorm_kernels
 
@@ -26,8 +28,6 @@ def make_backend(name: str, op: str):
         return lambda x, r, w: rmsnorm_kernels.fused_add_rms_norm(x, r, w, EPS)
     if name == "torch":
         return torch_eager.make(op)
-    if matrix.DEVICE == "cpu":
-        raise Unavailable(f"{name} runs on GPUs only; the CPU smoke mode measures triton and torch")
     if name == "torch_compile":
         return torch_compile.make(op)
     if name == "liger":
