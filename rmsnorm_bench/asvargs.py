@@ -92,7 +92,7 @@ def measured_cases() -> str:
     """asv's -b regular expression of the cases this machine measures: each suite's shapes
     (instrument.shapes_for) by the backends selected (RMSNORM_BENCH_BACKENDS, all where
     unset). asv matches it against `name(case, backend)` and starts no process for a
-    parameter set it leaves out, whose figure is n/a, as a skipped one's is: the GPU's
+    parameter set it leaves out (`name('1x4096-bf16', 'triton')`), whose figure is n/a, as a skipped one's is: the GPU's
     default run leaves out the smoke mode's shapes, a narrowed one (a history, the
     self-test) all but its few cases, the smoke mode the GPU's backends. A backend that is
     not installed is still selected: only its own process can tell."""
@@ -103,7 +103,8 @@ def measured_cases() -> str:
     suites = []
     for phase in ("forward", "backward"):
         labels = "|".join(re.escape(s.label) for s in instrument.shapes_for(phase))
-        suites.append(rf"{phase.capitalize()}\.track_\w+\((?:{labels}), (?:{backends})\)$")
+        # asv names a parameter set by its values' reprs: ('1x4096-bf16', 'triton')
+        suites.append(rf"{phase.capitalize()}\.track_\w+\('(?:{labels})', '(?:{backends})'\)$")
     return "|".join(suites)
 
 

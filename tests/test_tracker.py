@@ -1272,7 +1272,8 @@ def test_asv_starts_processes_for_the_measured_cases_only(monkeypatch):
     assert args[:2] == ["run", "-b"] and args[3:] == ["HEAD^!"]
 
     def selected(suite, case, backend):
-        return bool(re.search(args[2], f"bench_rmsnorm.{suite}.track_time({case}, {backend})"))
+        name = f"bench_rmsnorm.{suite}.track_time({case!r}, {backend!r})"  # as asv names it
+        return bool(re.search(args[2], name))
 
     assert selected("RMSNormForward", "1x4096-bf16", "triton")
     assert selected("FusedAddRMSNormForward", "16384x4096-bf16", "torch")
@@ -1289,3 +1290,23 @@ def test_asv_starts_processes_for_the_measured_cases_only(monkeypatch):
     for given in (["-b", "Forward"], ["--bench=Forward"], ["-bForward"]):
         assert asvargs.measured_only(["run", *given, "HEAD^!"]) == ["run", *given, "HEAD^!"]
     assert asvargs.measured_only(["find", "A..B", "x"]) == ["find", "A..B", "x"]
+
+
+def test_the_selection_matches_asvs_own_names_of_the_stored_parameters(monkeypatch):
+    import itertools
+    import re
+
+    from rmsnorm_bench import asvargs
+
+    stored = json.loads((ROOT / "results" / "benchmarks.json").read_text())
+    params = stored["bench_rmsnorm.RMSNormBackward.track_device_time"]["params"]
+    monkeypatch.setenv(common.BWD_SHAPES_VAR, "16384,4096,bf16;1,4096,bf16")
+    monkeypatch.setenv(common.BACKENDS_VAR, "triton,liger")
+    monkeypatch.setattr(common.matrix, "DEVICE", "cuda")
+    regex = asvargs.measured_cases()
+    names = [  # as asv.benchmarks.Benchmarks names a parameter set for -b
+        f"bench_rmsnorm.RMSNormBackward.track_device_time({', '.join(p)})"
+        for p in itertools.product(*params)
+    ]
+    chosen = [n for n in names if re.search(regex, n)]
+    assert len(chosen) == 4 and all("'liger'" in n or "'triton'" in n for n in chosen)
