@@ -3,8 +3,9 @@
 usage: python -m rmsnorm_bench.compile_cost [--rounds N] [--cache DIR] [--json FILE]
 
 Each suite's shapes (instrument.shapes_for: the CPU smoke mode's with RMSNORM_BENCH_DEVICE=cpu)
-run in a fresh process per suite and round, in the order asv runs the suites: the peer made
-(instrument's _torch_compile), the inputs, validation (its first calls: dynamo's trace,
+run in a fresh process per suite and round (the suites' processes before they shared one per
+round, so that each suite's compiles show apart): the peer made
+(instrument.backends.torch_compile), the inputs, validation (its first calls: dynamo's trace,
 inductor's graphs compiled or loaded) and one timed call; no timing contract. Every process
 shares one inductor cache (--cache; by default an empty folder made here, so that the first
 round compiles as on a fresh machine and the next ones load). Printed: seconds per case, the
