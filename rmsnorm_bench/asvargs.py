@@ -91,9 +91,9 @@ def gives_bench(arg: str) -> bool:
 def measured_cases() -> str:
     """asv's -b regular expression of the cases this machine measures: each suite's shapes
     (instrument.shapes_for) by the backends selected (RMSNORM_BENCH_BACKENDS, all where
-    unset). asv matches it against `name(case, backend)` and starts no process for a
-    parameter set it leaves out (`name('1x4096-bf16', 'triton')`), whose figure is n/a, as a skipped one's is: the GPU's
-    default run leaves out the smoke mode's shapes, a narrowed one (a history, the
+    unset). asv matches it against a parameter set's name, `name('1x4096-bf16', 'triton')`,
+    and starts no process for one it leaves out, whose figure is n/a, as a skipped one's is:
+    the GPU's default run leaves out the smoke mode's shapes, a narrowed one (a history, the
     self-test) all but its few cases, the smoke mode the GPU's backends. A backend that is
     not installed is still selected: only its own process can tell."""
     backends = instrument.selected_backends()
