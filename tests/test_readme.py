@@ -1,7 +1,8 @@
 """README.md as a front page: its table is the report tool's output from the committed
-results (a hand-edit fails here), its two commands come first, and every link of it and of
-docs/ leads somewhere."""
+results (a hand-edit fails here), so are the run times it quotes, its two commands come
+first, and every link of it and of docs/ leads somewhere."""
 
+import json
 import re
 import shlex
 
@@ -53,3 +54,17 @@ def test_every_relative_link_of_readme_and_docs_exists():
                 if anchor not in {slug(h) for h in headings}:
                     broken.append(f"{page.name}: {target} (no such heading)")
     assert not broken, broken
+
+
+RUN_TIME = re.compile(r"(\d+) s\s+at (\w{7,})")
+
+
+def test_the_run_times_it_quotes_are_those_of_the_committed_run_records():
+    text = " ".join(README.read_text().split())
+    quoted = RUN_TIME.findall(text)
+    assert len(quoted) >= 2, "README quotes the H200 run's time before and after"
+    for seconds, commit in quoted:
+        records = sorted((ROOT / "docs" / "runs").glob(f"nvidia-h200-{commit[:8]}*.json"))
+        assert records, f"no run record of {commit} in docs/runs/"
+        total = json.loads(records[0].read_text())["seconds"]["total"]
+        assert int(seconds) == round(total), (commit, seconds, total)
