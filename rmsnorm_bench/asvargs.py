@@ -15,9 +15,11 @@ import os
 import re
 import shlex
 import subprocess
+import sys
 from pathlib import Path
 
-from . import instrument
+from . import instrument, link_torch
+from .instrument.backends import installed
 
 # the ad-hoc overrides of the shapes and backends (check_options): a run with one set leaves
 # results/benchmarks.json as it was (asvrun.run_guarded)
@@ -90,22 +92,43 @@ def gives_bench(arg: str) -> bool:
 
 def measured_cases() -> str:
     """asv's -b regular expression of the cases this machine measures: each suite's shapes
-    (instrument.shapes_for) by the backends selected (RMSNORM_BENCH_BACKENDS, all where
-    unset). asv matches it against a parameter set's name, `name('1x4096-bf16', 'triton')`,
-    and starts no process for one it leaves out, whose figure is n/a, as a skipped one's is:
-    the GPU's default run leaves out the smoke mode's shapes, a narrowed one (a history, the
-    self-test) all but its few cases, the smoke mode the GPU's backends. A backend that is
-    not installed is still selected: only its own process can tell."""
+    (instrument.shapes_for) by the backends selected (RMSNORM_BENCH_BACKENDS; where it is
+    unset, those whose package asv's environment can find, environment_path). asv matches it
+    against a parameter set's name, `name('1x4096-bf16', 'triton')`, and starts no process
+    for one it leaves out, whose figure is n/a, as a skipped one's is: the GPU's default run
+    leaves out the smoke mode's shapes and the peers not installed, a narrowed one (a
+    history, the self-test) all but its few cases, the smoke mode the GPU's backends. A
+    backend named in RMSNORM_BENCH_BACKENDS is run all the same, and its cases say why they
+    are skipped. Ours has no public ratio (a peer's over ours): that figure is left out."""
     backends = instrument.selected_backends()
     if instrument.DEVICE == "cpu":  # the others are skipped there, each saying so
         backends = [b for b in backends if b in instrument.matrix.CPU_BACKENDS]
-    backends = "|".join(re.escape(b) for b in backends)
+    elif not os.environ.get(instrument.BACKENDS_VAR, "").strip():
+        path = environment_path()
+        backends = [b for b in backends if installed(b, path)]
+    peers = "|".join(re.escape(b) for b in backends if b != instrument.OURS)
     suites = []
     for phase in ("forward", "backward"):
         labels = "|".join(re.escape(s.label) for s in instrument.shapes_for(phase))
         # asv names a parameter set by its values' reprs: ('1x4096-bf16', 'triton')
-        suites.append(rf"{phase.capitalize()}\.track_\w+\('(?:{labels})', '(?:{backends})'\)$")
-    return "|".join(suites)
+        suite = rf"{phase.capitalize()}\.track_"
+        if instrument.OURS in backends:
+            ours = re.escape(instrument.OURS)
+            suites.append(rf"{suite}(?!public_ratio\()\w+\('(?:{labels})', '{ours}'\)$")
+        if peers:
+            suites.append(rf"{suite}\w+\('(?:{labels})', '(?:{peers})'\)$")
+    return "|".join(suites) or "(?!)"  # no backend: nothing (asv then says so)
+
+
+def environment_path() -> list[str]:
+    """Where asv's benchmark environment finds packages besides this one: the folders that
+    link_torch shows it (RMSNORM_TORCH_SITE, then RMSNORM_PEER_SITE), as scripts/_env.sh
+    sets them; where neither is set (asv run by hand), this interpreter's sys.path."""
+    folders = [
+        d for var in (link_torch.VAR, link_torch.PEERS_VAR)
+        for d in os.environ.get(var, "").split(os.pathsep) if d
+    ]  # fmt: skip
+    return folders or list(sys.path)
 
 
 def measured_only(asv_args: list[str]) -> list[str]:

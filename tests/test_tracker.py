@@ -1292,6 +1292,42 @@ def test_asv_starts_processes_for_the_measured_cases_only(monkeypatch):
     assert asvargs.measured_only(["find", "A..B", "x"]) == ["find", "A..B", "x"]
 
 
+def test_a_default_run_leaves_out_the_peers_not_installed_and_our_ratio(monkeypatch, tmp_path):
+    import re
+
+    from rmsnorm_bench import asvargs, link_torch
+
+    (tmp_path / "liger_kernel").mkdir()  # a package asv's environment would find
+    (tmp_path / "liger_kernel" / "__init__.py").write_text("")
+    monkeypatch.setenv(link_torch.VAR, str(tmp_path))
+    monkeypatch.delenv(link_torch.PEERS_VAR, raising=False)
+    monkeypatch.delenv(common.BACKENDS_VAR, raising=False)
+    monkeypatch.delenv("FLYDSL_ROOT", raising=False)
+    monkeypatch.setenv(common.FWD_SHAPES_VAR, "1,4096,bf16")
+    monkeypatch.setattr(common.matrix, "DEVICE", "cuda")
+    regex = asvargs.measured_cases()
+
+    def selected(figure, backend):
+        return bool(re.search(regex, f"b.RMSNormForward.{figure}('1x4096-bf16', {backend!r})"))
+
+    for backend in ("triton", "torch", "torch_compile", "liger"):
+        assert selected("track_device_time", backend), backend
+    assert not selected("track_device_time", "quack")  # not found there
+    assert not selected("track_device_time", "flydsl")  # no FLYDSL_ROOT
+    assert selected("track_public_ratio", "liger") and not selected("track_public_ratio", "triton")
+    monkeypatch.setenv(link_torch.PEERS_VAR, str(tmp_path / "peers"))  # quack installed apart
+    (tmp_path / "peers" / "quack").mkdir(parents=True)
+    (tmp_path / "peers" / "quack" / "__init__.py").write_text("")
+    regex = asvargs.measured_cases()
+    assert selected("track_device_time", "quack")
+    monkeypatch.setenv(common.BACKENDS_VAR, "triton,flydsl")  # named: run, and skipped there
+    regex = asvargs.measured_cases()
+    assert selected("track_time", "flydsl") and not selected("track_time", "liger")
+    monkeypatch.setenv(common.BACKENDS_VAR, "quack")  # ours not among them: no ours at all
+    regex = asvargs.measured_cases()
+    assert selected("track_time", "quack") and not selected("track_time", "triton")
+
+
 def test_the_selection_matches_asvs_own_names_of_the_stored_parameters(monkeypatch):
     import itertools
     import re

@@ -5,11 +5,26 @@ Ours (rmsnorm_kernels) and torch eager run everywhere, torch eager on the CPU to
 with the version and call it was written against.
 """
 
+import importlib.machinery
 import os
 
 from .. import matrix
 from ..matrix import BACKENDS, BACKENDS_VAR, EPS, Unavailable, selected_backends
 from . import flydsl, liger, quack, torch_compile, torch_eager
+
+# The package each peer's adapter imports. A run leaves out a peer whose package its benchmark
+# environment cannot find (asvargs.measured_cases), since every case of it would only be
+# skipped; a peer found there but failing to load is still run, and its cases say why.
+PACKAGES = {"liger": liger.PACKAGE, "quack": quack.PACKAGE}
+
+
+def installed(name: str, path: list[str]) -> bool:
+    """Whether backend `name` can be found where `path` is searched (found, not imported): its
+    package (PACKAGES), FlyDSL's checkout named by FLYDSL_ROOT; ours and torch's always."""
+    if name == "flydsl":
+        return bool(os.environ.get("FLYDSL_ROOT"))
+    package = PACKAGES.get(name)
+    return package is None or importlib.machinery.PathFinder.find_spec(package, path) is not None
 
 
 def make_backend(name: str, op: str):

@@ -2,6 +2,8 @@
 
 from ..matrix import EPS, Unavailable
 
+PACKAGE = "liger_kernel"  # the top-level package imported, for backends.installed
+
 
 def make(op):
     """Liger-Kernel 0.8.5's autograd Functions, with its nn.Module drop-ins' defaults.

@@ -2,6 +2,8 @@
 
 from ..matrix import EPS, Unavailable
 
+PACKAGE = "quack"  # the top-level package imported, for backends.installed
+
 
 def make(op):
     """quack-kernels 0.6.5 (quack/rmsnorm.py): rmsnorm(x, weight=None, bias=None, residual=None,
