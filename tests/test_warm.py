@@ -1,0 +1,85 @@
+"""The warm-up before measuring (rmsnorm_bench.instrument.warm): what it validates, where it
+stands aside, and that it warms a package source once."""
+
+from rmsnorm_bench.instrument import matrix, warm
+from rmsnorm_bench.instrument.matrix import Shape
+
+LABELS = ";".join(f"{m},256,bf16" for m in range(1, 5))  # 4 shapes: 8 (op, shape) pairs
+
+
+class InProcess:
+    """ProcessPoolExecutor's part that main uses, run in this process."""
+
+    def __init__(self, workers, mp_context=None):
+        self.workers = workers
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def map(self, fn, chunks):
+        return [fn(chunk) for chunk in chunks]
+
+
+def test_a_chunk_is_validated_by_every_backend_that_runs_here():
+    # ours and torch eager validate here (the interpreter) or on the GPU; a peer that is not
+    # installed is passed over
+    assert warm.warm([("rms_norm", Shape(2, 256, "bf16"))]) >= 2
+
+
+def test_it_warms_each_pair_once_then_stands_aside(monkeypatch, tmp_path, capsys):
+    monkeypatch.setattr(matrix, "DEVICE", "cuda")
+    monkeypatch.setenv(matrix.FWD_SHAPES_VAR, LABELS)
+    monkeypatch.setenv(matrix.BWD_SHAPES_VAR, LABELS)
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path))
+    chunks = []
+    monkeypatch.setattr(warm, "ProcessPoolExecutor", InProcess)
+    monkeypatch.setattr(warm, "warm", lambda chunk: chunks.append(chunk) or len(chunk))
+    assert warm.main(["--workers", "3"]) == 0
+    assert "8 cases validated in 3 processes" in capsys.readouterr().out
+    dealt = sorted((op, s.label) for chunk in chunks for op, s in chunk)
+    assert dealt == sorted((op, s.label) for op, s in warm.pairs())
+    assert [len(c) for c in chunks] == [3, 3, 2]  # dealt out, the large shapes apart
+    assert len(list(tmp_path.glob("rmsnorm-bench-warm-*.json"))) == 1
+    chunks.clear()
+    assert warm.main([]) == 0  # the same source, matrix and backends: warmed before
+    assert "warmed before" in capsys.readouterr().out and not chunks
+    monkeypatch.setenv(matrix.BACKENDS_VAR, "triton")  # another selection: warmed again
+    assert warm.main([]) == 0 and chunks
+    monkeypatch.setenv(matrix.FWD_SHAPES_VAR, "1,256,bf16")  # a narrowed run: not worth it
+    monkeypatch.setenv(matrix.BWD_SHAPES_VAR, "1,256,bf16")
+    chunks.clear()
+    assert warm.main([]) == 0 and not chunks
+    assert "2 pairs" in capsys.readouterr().out
+
+
+def test_it_never_fails_the_install(monkeypatch, tmp_path, capsys):
+    monkeypatch.setattr(matrix, "DEVICE", "cuda")
+    monkeypatch.setenv(matrix.FWD_SHAPES_VAR, "1,256,bf16;oops")
+    assert warm.main([]) == 0 and "skipped" in capsys.readouterr().out  # a bad override
+    monkeypatch.setenv(matrix.FWD_SHAPES_VAR, LABELS)
+    monkeypatch.setenv(matrix.BWD_SHAPES_VAR, LABELS)
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path))
+
+    class Broken(InProcess):
+        def map(self, fn, chunks):
+            raise RuntimeError("a worker died")
+
+    monkeypatch.setattr(warm, "ProcessPoolExecutor", Broken)
+    assert warm.main([]) == 0 and "a worker died" in capsys.readouterr().out
+    assert not list(tmp_path.glob("rmsnorm-bench-warm-*"))  # nothing stamped: warmed again
+    monkeypatch.setattr(matrix, "DEVICE", "cpu")
+    assert warm.main([]) == 0 and "smoke mode" in capsys.readouterr().out
+
+
+def test_it_warms_the_installed_package_not_the_checkout(monkeypatch):
+    import sys
+
+    root = str(warm.Path(warm.__file__).resolve().parents[2])
+    monkeypatch.setattr(sys, "path", [root, "", *sys.path])
+    monkeypatch.setattr(matrix, "DEVICE", "cpu")
+    monkeypatch.chdir(root)
+    warm.main([])
+    assert root not in sys.path and "" not in sys.path
