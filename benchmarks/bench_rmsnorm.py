@@ -48,6 +48,24 @@ def _log(message):
     print(message, file=sys.stderr, flush=True)
 
 
+def figure(unit: str, version: str | None = None):
+    """A figure's unit, and its own version where its method differs from the class's."""
+
+    def declare(track):
+        track.unit = unit
+        if version is not None:
+            track.version = version
+        return track
+
+    return declare
+
+
+def samples(values: list) -> dict:
+    """A figure of several samples, as asv's track_* benchmarks return one (each sample one
+    value; asv computes the statistics)."""
+    return {"samples": values, "number": 1}
+
+
 class _Suite:
     """What the four suites share, their one setup_cache included: asv keys that cache by the
     function's source line, so this one inherited definition is measured once per round for
@@ -90,42 +108,32 @@ class _Suite:
             raise AssertionError(m.failed)
         self.m = m
 
+    @figure("seconds")
     def track_time(self, results, case, backend):
-        return {"samples": self.m.time, "number": 1}
+        return samples(self.m.time)
 
-    track_time.unit = "seconds"
-
-    def track_device_time(self, results, case, backend):
-        return {"samples": self.m.device_time, "number": 1}
-
-    track_device_time.unit = "seconds"
     # 2: graphs of several calls where one call is short (instrument.GRAPH_MIN_SECONDS); before,
     # one call per graph, whose replays were host-bound below about 5 us
-    track_device_time.version = "seed-contract-1, device-graph-2"
+    @figure("seconds", "seed-contract-1, device-graph-2")
+    def track_device_time(self, results, case, backend):
+        return samples(self.m.device_time)
 
+    @figure("bytes")
     def track_peak_memory(self, results, case, backend):
         return self.m.peak_memory
 
-    track_peak_memory.unit = "bytes"
-
+    @figure("peer/ours", "seed-contract-1, ratio-1")
     def track_public_ratio(self, results, case, backend):
-        return {"samples": self.m.public_ratio, "number": 1}
+        return samples(self.m.public_ratio)
 
-    track_public_ratio.unit = "peer/ours"
-    track_public_ratio.version = "seed-contract-1, ratio-1"
-
+    @figure("seconds", "seed-contract-1, cold-1")
     def track_device_time_cold(self, results, case, backend):
-        return {"samples": self.m.device_time_cold, "number": 1}
+        return samples(self.m.device_time_cold)
 
-    track_device_time_cold.unit = "seconds"
-    track_device_time_cold.version = "seed-contract-1, cold-1"
-
+    @figure("GB/s", "seed-contract-1, device-graph-2, bandwidth-1")
     def track_bandwidth(self, results, case, backend):
         nbytes = instrument.ideal_bytes(self.op, self.phase, instrument.Shape.from_label(case))
-        return {"samples": [nbytes / s / 1e9 for s in self.m.device_time], "number": 1}
-
-    track_bandwidth.unit = "GB/s"
-    track_bandwidth.version = "seed-contract-1, device-graph-2, bandwidth-1"
+        return samples([nbytes / s / 1e9 for s in self.m.device_time])
 
 
 # Why a figure may be missing where the case itself was measured: each check raises the

@@ -97,13 +97,17 @@ class ForwardPlan:
         )  # fmt: skip
 
 
+def _tile(config: RowConfig) -> tuple:
+    """The tile constexprs of both kernels: rows and columns a program takes at a time."""
+    return ("BLOCK_M", config.block_m), ("BLOCK_N", config.block_n)
+
+
 def _forward_launch(config: RowConfig, has_weight, has_residual, stream, persistent, prefetch):
     constexprs = (
         ("HAS_WEIGHT", has_weight),
         ("HAS_RESIDUAL", has_residual),
         ("SINGLE_BLOCK", config.single_block),
-        ("BLOCK_M", config.block_m),
-        ("BLOCK_N", config.block_n),
+        *_tile(config),
         ("CHUNK_STAGES", config.chunk_stages),
         ("STREAM", "evict_first" if stream and not config.single_block else ""),
         ("PERSISTENT", persistent),
@@ -207,8 +211,7 @@ def _backward_launch(config: RowConfig, has_weight: bool, compute_dw: bool, spli
         ("SPLIT_ROW", split_row),
         ("DOT_BLOCK", _config.DOT_SEGMENTS),
         ("PREFETCH", _config.BACKWARD_PREFETCH),
-        ("BLOCK_M", config.block_m),
-        ("BLOCK_N", config.block_n),
+        *_tile(config),
     )
     launch = _launch(_rms_norm_bwd_kernel, constexprs, config.num_warps, BACKWARD_FLAGS)
     return TileLaunch(launch, config.block_m, config.block_n)
