@@ -1223,7 +1223,7 @@ def test_the_self_test_plants_on_scratch_commits_and_leaves_the_tree(tmp_path):
     assert after == before
 
 
-def test_the_device_plant_copies_rows_and_leaves_results_alone():
+def test_the_device_plant_adds_the_same_share_of_bytes_to_every_call_and_leaves_results_alone():
     from rmsnorm_bench.selftest import plants
 
     torch = pytest.importorskip("torch")
@@ -1235,24 +1235,35 @@ def test_the_device_plant_copies_rows_and_leaves_results_alone():
     def norm(x, w, eps):
         return F.rms_norm(x, (x.shape[-1],), w, eps)
 
-    namespace = {
-        "rms_norm": norm,
-        "fused_add_rms_norm": lambda x, r, w, e: (norm(x + r, w, e), x + r),
-    }
-    exec(
-        compile(plants.DEVICE_PLANT.format(fraction=0.1) + plants.WRAP, "plant", "exec"),
-        namespace,
-    )
-    x = torch.randn(2, 10, 8, requires_grad=True)
+    def planted(fraction):
+        namespace = {
+            "rms_norm": norm,
+            "fused_add_rms_norm": lambda x, r, w, e: (norm(x + r, w, e), x + r),
+        }
+        exec(compile(plants.device_plant(fraction) + plants.WRAP, "plant", "exec"), namespace)
+        return namespace
+
+    def copied(call):  # the rows of each copy the plant made during `call`
+        clones.clear()
+        torch.Tensor.clone = lambda t, *a, **k: clones.append(t.shape[0]) or real_clone(t, *a, **k)
+        try:
+            out = call()
+        finally:
+            torch.Tensor.clone = real_clone
+        return out, list(clones)
+
+    x = torch.randn(2, 10, 8, requires_grad=True)  # 20 rows
     w = torch.randn(8, requires_grad=True)
-    try:
-        torch.Tensor.clone = lambda t, *a, **k: clones.append(t.shape) or real_clone(t, *a, **k)
-        y = namespace["rms_norm"](x, w, 1e-6)
-        y.sum().backward()
-        y2, _ = namespace["fused_add_rms_norm"](x, x, w, 1e-6)
-    finally:
-        torch.Tensor.clone = real_clone
-    assert clones[:2] == [(2, 8), (2, 8)]  # a tenth of 20 rows, forward then backward
+    ns = planted(0.1)
+    y, made = copied(lambda: ns["rms_norm"](x, w, 1e-6))
+    assert made == [2]  # x in, y out: a tenth of x's rows adds a tenth of 2 x's bytes
+    _, made = copied(lambda: y.sum().backward())
+    assert made == [3]  # x and dy in, dx out: 15% of dy's rows
+    (y2, _), made = copied(lambda: ns["fused_add_rms_norm"](x, x, w, 1e-6))
+    assert made == [4]  # x and the residual in, both out: a fifth of x's rows
+    # a share above the whole tensor copies it whole as often as it takes, then the rest
+    _, made = copied(lambda: planted(0.6)["fused_add_rms_norm"](x, x, w, 1e-6))
+    assert made == [20, 4]
     expected = x.detach().clone().requires_grad_()
     norm(expected, w, 1e-6).sum().backward()
     assert torch.equal(y, norm(x, w, 1e-6)) and torch.allclose(x.grad, expected.grad)

@@ -13,9 +13,9 @@ leaves them), and their results are stored apart (.asv/selftest/results, never r
   against the current commit (a false alarm otherwise): device time and peak memory of ours
   on GPU machines, as rmsnorm_bench.regressions gates; in the CPU smoke mode, which has
   neither, our public time;
-- device (GPU machines): the public calls copy a tenth of x's rows (forward) and of dy's
-  (backward) once more, about 10% more bytes: every gating device-time figure of a shape of
-  >= 1M elements must be flagged;
+- device (GPU machines): the public calls copy rows of x (forward) and of dy (backward)
+  once more, as many as add a tenth to the bytes each call moves (plants.BYTES_IN_X): every
+  gating device-time figure of a shape of >= 1M elements must be flagged;
 - host: each public call, once done, waits on the host a tenth of the time it took (4 times
   it in the smoke mode, where the interpreter's time varies more): our public time, or the
   public ratio of a peer over ours, must be flagged at the smallest forward shape.

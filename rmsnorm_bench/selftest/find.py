@@ -27,9 +27,9 @@ from .verdicts import Verdict, elements, judge, report
 FIND_MARGIN = 10
 # the smallest step, whatever the noise: a single process can stray further than the samples
 # of three did (seen in the smoke mode: one chain commit 77% off, where they spread by 23%);
-# the device plant copies 30% of the rows again, the host plant waits 5x the call's time
+# the device plant adds 30% to the bytes a call moves, the host plant waits 5x the call's time
 FIND_FLOOR = {"device": 0.3, "host": 5.0}
-FIND_CAP = {"device": 1.0, "host": 50.0}  # the largest step: every row; a wait of 50x the time
+FIND_CAP = {"device": 1.0, "host": 50.0}  # the largest: twice the bytes; a wait 50x the time
 
 
 def host_case() -> str:

@@ -15,29 +15,40 @@ from .. import ROOT
 
 PACKAGE_INIT = "rmsnorm_kernels/__init__.py"
 PUBLIC = ("rms_norm", "fused_add_rms_norm")  # what the instrument calls
-FRACTION = 0.1  # of the rows copied once more by the device plant; of the time the host waits
+FRACTION = 0.1  # of the bytes the device plant adds to each call; of the time the host waits
 SMOKE_DELAY = 4.0  # the host plant's fraction in the smoke mode (see selftest.FACTOR)
 CHAIN = 8  # commits in the range asv find searches
 PLANTED_AT = 4  # the planted one among them
 
+# The bytes each public call's kernels move, in units of x's: what the device plant scales
+# its copies by, so that every suite's device time grows by about the same `fraction`.
+# rms_norm: x in, y out; back: x, dy in, dx out. fused_add_rms_norm: x, residual in, y and
+# the new residual out; back: dy, the saved sum and the residual's grad in, dx out.
+BYTES_IN_X = {"rms_norm": (2, 3), "fused_add_rms_norm": (4, 4)}  # (forward, backward)
+
 DEVICE_PLANT = """
 
 # --- planted by rmsnorm_bench.selftest: a device regression; never merged ---
-def _planted(public, fraction={fraction!r}):
+def _planted(public, name, fraction={fraction!r}, bytes_in_x={bytes_in_x!r}):
     import functools
-    import math
 
-    def copy_rows(t):
+    forward, backward = (fraction * n / 2 for n in bytes_in_x[name])
+
+    def copy_rows(t, share):  # a copy reads and writes: share * t's bytes, twice
         rows = t.detach().reshape(-1, t.shape[-1])
-        return rows[: max(1, math.ceil(rows.shape[0] * fraction))].clone()
+        whole, part = divmod(share, 1.0)
+        for _ in range(int(whole)):
+            rows.clone()
+        if part:
+            rows[: max(1, round(rows.shape[0] * part))].clone()
 
     @functools.wraps(public)
     def call(x, *args, **kwargs):
-        copy_rows(x)
+        copy_rows(x, forward)
         out = public(x, *args, **kwargs)
         y = out[0] if isinstance(out, tuple) else out
         if y.requires_grad:
-            y.register_hook(lambda grad: (copy_rows(grad), None)[1])  # grad unchanged
+            y.register_hook(lambda grad: (copy_rows(grad, backward), None)[1])  # grad unchanged
         return out
 
     return call
@@ -46,7 +57,7 @@ def _planted(public, fraction={fraction!r}):
 HOST_PLANT = """
 
 # --- planted by rmsnorm_bench.selftest: a host-side delay; never merged ---
-def _planted(public, fraction={fraction!r}, seconds={seconds!r}):
+def _planted(public, name, fraction={fraction!r}, seconds={seconds!r}):
     import functools
     import time
 
@@ -63,11 +74,12 @@ def _planted(public, fraction={fraction!r}, seconds={seconds!r}):
     return call
 """
 
-WRAP = "".join(f"\n{name} = _planted({name})" for name in PUBLIC) + "\n"
+WRAP = "".join(f"\n{name} = _planted({name}, {name!r})" for name in PUBLIC) + "\n"
 
 
 def device_plant(fraction: float) -> str:
-    return DEVICE_PLANT.format(fraction=fraction)
+    """Copies that add about `fraction` to the bytes of every public call, forward and back."""
+    return DEVICE_PLANT.format(fraction=fraction, bytes_in_x=BYTES_IN_X)
 
 
 def host_plant(fraction: float = 0.0, seconds: float = 0.0) -> str:
