@@ -1,8 +1,9 @@
 """The report's headline (`report --headline`): one compact Markdown table of a results file.
 
-Per op and case: the device time of ours and of the peers most users compare against, ours as
-a share of the copy ceiling, and the public call's Torch/ours; above it, one line naming the
-machine, GPU, commit, date and versions the figures come from. README's table is this output.
+Per op and case: the device time of ours and of the peers most users compare against (and of
+quack or FlyDSL where the run measured them), ours as a share of the copy ceiling, and the
+public call's Torch/ours; above it, one line naming the machine, GPU, commit, date and
+versions the figures come from. README's table is this output.
 """
 
 from datetime import datetime, timezone
@@ -15,6 +16,8 @@ from .report import COPY_CEILING_GBPS, SUITES, fail, markdown, percent_of_ceilin
 # shape (bandwidth decides): three points of the default matrix that every GPU run measures
 CASES = ("1x4096-bf16", "4096x4096-bf16", "32768x8192-bf16")
 PEERS = ("torch", "torch_compile", "liger")
+# peers installed apart (CUDA only, or ROCm only): a column where the run measured them
+OPTIONAL_PEERS = ("quack", "flydsl")
 # the interleaved same-process ratio (peer over ours) where the run has it, else the
 # quotient of the two public-time medians, which host drift between processes moves
 RATIO = "track_public_ratio"
@@ -31,7 +34,10 @@ def headline(run, cases=CASES, ceiling_gbps=None) -> str:
     `ceiling_gbps` the copy ceiling (None: n/a). A case ours did not measure is no row."""
     values = figures(run)
     has_ratio = any(bench.endswith(f".{RATIO}") for bench, _ in values)
-    head = ["op", "case", "triton (us)", *(f"{p} (us)" for p in PEERS)]
+    device_time = ".track_device_time"
+    measured = {p[1] for bench, p in values if bench.endswith(device_time) and p[0] in cases}
+    peers = (*PEERS, *(p for p in OPTIONAL_PEERS if p in measured))
+    head = ["op", "case", "triton (us)", *(f"{p} (us)" for p in peers)]
     head += ["triton % of copy", "public torch/triton"]
     rows = []
     for name, op, phase, cls in SUITES:
@@ -40,7 +46,7 @@ def headline(run, cases=CASES, ceiling_gbps=None) -> str:
             return values.get((f"bench_rmsnorm.{cls}.{figure}", (case, backend)))
 
         for case in cases:
-            device = [get("track_device_time", case, b) for b in ("triton", *PEERS)]
+            device = [get("track_device_time", case, b) for b in ("triton", *peers)]
             ours, torch = get("track_time", case, "triton"), get("track_time", case, "torch")
             if device[0] is None and ours is None:
                 continue
