@@ -16,16 +16,21 @@ is left alone; the navigation bar links each machine's view of the benchmark sho
 
 Reports: for each machine's newest commit, report/<machine>/<commit>/ holds the report of
 `rmsnorm_bench.report` (tables, per-op pictures) as a page; report/index.html lists them
-and the navigation bar links to it.
+and the navigation bar links to it. The shape grid committed in docs/grid (written by
+`rmsnorm_bench.grid`) is copied to report/grid/, and the index shows its summary and links
+its heatmaps; a grid file that cannot be read is named in a warning and left out.
 """
 
 import html
 import json
+import shutil
 import sys
 from pathlib import Path
 from urllib.parse import quote
 
-from . import asvfiles, report
+from . import ROOT, asvfiles, gridfile, report
+
+GRID = ROOT / "docs" / "grid" / "grid.json"  # the committed shape grid, with its heatmaps
 
 MAX_CURVES = 8  # asv's own default number of lines
 VIEWS_JS = "views.js"
@@ -151,9 +156,37 @@ def add_views(site: Path, runs: dict) -> None:
     (site / "index.html").write_text(page)
 
 
-def add_reports(site: Path, runs: dict, commit_url: str) -> list[Path]:
-    """report/<machine>/<commit>/ of each machine's newest commit, and report/index.html;
-    returns the report folders."""
+def add_grid(folder: Path, grid: Path = GRID) -> str:
+    """The grid file and its heatmaps copied into folder/grid/; the index's section on it
+    ("" where there is no grid file; a warning on stderr where it cannot be read)."""
+    if not grid.exists():
+        return ""
+    try:
+        data = gridfile.load(grid)
+    except gridfile.BadGridFile as e:
+        print(f"publish: warning: the shape grid is left out: {e}", file=sys.stderr)
+        return ""
+    out = folder / "grid"
+    out.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(grid, out / grid.name)
+    links = []
+    for op in data["grid"]["ops"]:
+        for phase in data["grid"]["phases"]:
+            png = grid.parent / f"{op}_{phase}.png"
+            if png.is_file():
+                shutil.copy2(png, out / png.name)
+                links.append(f'<a href="grid/{png.name}">{html.escape(f"{op} {phase}")}</a>')
+    return (
+        f"<h1>Shape grid ({html.escape(gridfile.where(data))})</h1>\n"
+        f"<pre>{html.escape(gridfile.summary(data))}</pre>\n"
+        f"<p>Heatmaps, ours over the best peer: {' | '.join(links) or 'none'}; "
+        '<a href="grid/grid.json">grid.json</a></p>\n'
+    )
+
+
+def add_reports(site: Path, runs: dict, commit_url: str, grid: Path = GRID) -> list[Path]:
+    """report/<machine>/<commit>/ of each machine's newest commit, the shape grid, and
+    report/index.html; returns the report folders."""
     folder, rows, written = site / "report", [], []
     for machine, machine_runs in runs.items():
         run = machine_runs[-1]
@@ -175,6 +208,7 @@ def add_reports(site: Path, runs: dict, commit_url: str) -> list[Path]:
             f"<td>{len(machine_runs)}</td></tr>"
         )
     folder.mkdir(parents=True, exist_ok=True)
+    grid_section = add_grid(folder, grid)
     (folder / "index.html").write_text(
         '<!doctype html>\n<html><head><meta charset="utf-8"><title>Reports</title>'
         "<style>body{font-family:sans-serif;margin:1.5em}td,th{padding:2px 8px;"
@@ -182,7 +216,9 @@ def add_reports(site: Path, runs: dict, commit_url: str) -> list[Path]:
         '<p><a href="../">dashboard</a></p><h1>Reports of each machine\'s newest commit</h1>\n'
         "<table><tr><th>machine</th><th></th><th>commit</th><th></th><th>commits</th></tr>\n"
         + "\n".join(rows)
-        + "\n</table></body></html>\n"
+        + "\n</table>\n"
+        + grid_section
+        + "</body></html>\n"
     )
     return written
 

@@ -97,3 +97,62 @@ def test_a_report_page_per_machine(tmp_path):
     assert 'href="https://x/commit/' + "b" * 40 + '"' in page
     assert '<img src="rmsnorm_fwd.png"' in page and (folder / "rmsnorm_fwd.png").is_file()
     assert "nvidia-h200/bbbbbbbb/" in (site / "report" / "index.html").read_text()
+
+
+def grid_file(folder, cells_behind=1.2):
+    """A grid.json of one cell (ours over torch: cells_behind) and its one heatmap."""
+    from rmsnorm_bench import gridfile
+
+    folder.mkdir(parents=True, exist_ok=True)
+    backends = {
+        "triton": {"status": "ok", "median_s": 1.2e-6 * cells_behind, "samples": 5},
+        "torch": {"status": "ok", "median_s": 1.2e-6, "samples": 5},
+    }
+    cell = {"op": "rms_norm", "phase": "forward", "dtype": "bf16", "weight": "same", "m": 1,
+            "n": 4096, "backends": backends, **gridfile.judge(backends)}  # fmt: skip
+    data = {
+        "format": gridfile.FORMAT,
+        "commit": "c" * 40,
+        "machine": {"gpu": "NVIDIA H200"},
+        "device_time": True,
+        "grid": {
+            "ops": ["rms_norm"],
+            "phases": ["forward", "backward"],
+            "dtypes": ["bf16"],
+            "weights": ["same"],
+            "backends": ["triton", "torch"],
+        },  # fmt: skip
+        "cells": [cell],
+    }
+    (folder / "grid.json").write_text(json.dumps(data))
+    (folder / "rms_norm_forward.png").write_bytes(b"\x89PNG fake")
+    return folder / "grid.json"
+
+
+def test_the_reports_page_shows_the_committed_grid_and_links_its_heatmaps(tmp_path):
+    site = tmp_path / "site"
+    runs = {"nvidia-h200": [run("nvidia-h200", "NVIDIA H200", {(CASES[1], "triton"): 3e-6})]}
+    pages.add_reports(site, runs, "https://x/commit/", grid=grid_file(tmp_path / "grid"))
+    index = (site / "report" / "index.html").read_text()
+    assert "Shape grid (NVIDIA H200, commit cccccccc)" in index
+    assert "1 cells measured (ours and a peer timed): 0 (0%) within 2%" in index
+    assert '<a href="grid/rms_norm_forward.png">rms_norm forward</a>' in index
+    assert "rms_norm backward" not in index  # no heatmap drawn: no link
+    copied = site / "report" / "grid"
+    assert (copied / "rms_norm_forward.png").read_bytes() == b"\x89PNG fake"
+    assert json.loads((copied / "grid.json").read_text())["commit"] == "c" * 40
+
+
+def test_a_grid_file_that_cannot_be_read_is_named_and_left_out(tmp_path, capsys):
+    site = tmp_path / "site"
+    bad = tmp_path / "grid" / "grid.json"
+    bad.parent.mkdir()
+    bad.write_text('{"format": 99}')
+    runs = {"nvidia-h200": [run("nvidia-h200", "NVIDIA H200", {(CASES[1], "triton"): 3e-6})]}
+    pages.add_reports(site, runs, "https://x/commit/", grid=bad)
+    assert str(bad) in capsys.readouterr().err
+    assert "Shape grid" not in (site / "report" / "index.html").read_text()
+    assert not (site / "report" / "grid").exists()
+    # and no grid file at all: nothing said, nothing copied
+    pages.add_reports(site, runs, "https://x/commit/", grid=tmp_path / "none" / "grid.json")
+    assert capsys.readouterr().err == ""
