@@ -158,28 +158,32 @@ def add_views(site: Path, runs: dict) -> None:
 
 def add_grid(folder: Path, grid: Path = GRID) -> str:
     """The grid file and its heatmaps copied into folder/grid/; the index's section on it
-    ("" where there is no grid file; a warning on stderr where it cannot be read)."""
+    ("" where there is no grid file; a warning on stderr, and nothing copied, where it
+    cannot be read or lacks what the section shows)."""
     if not grid.exists():
         return ""
     try:
         data = gridfile.load(grid)
-    except gridfile.BadGridFile as e:
-        print(f"publish: warning: the shape grid is left out: {e}", file=sys.stderr)
+        title, summary = gridfile.where(data), gridfile.summary(data)
+        names = [f"{op}_{phase}" for op in data["grid"]["ops"] for phase in data["grid"]["phases"]]
+        pngs = [grid.parent / f"{name}.png" for name in names if "/" not in str(name)]
+    except (gridfile.BadGridFile, KeyError, TypeError, AttributeError, ValueError) as e:
+        why = e if isinstance(e, gridfile.BadGridFile) else f"{grid}: {type(e).__name__} {e}"
+        print(f"publish: warning: the shape grid is left out: {why}", file=sys.stderr)
         return ""
     out = folder / "grid"
     out.mkdir(parents=True, exist_ok=True)
-    shutil.copy2(grid, out / grid.name)
+    shutil.copy2(grid, out / "grid.json")
     links = []
-    for op in data["grid"]["ops"]:
-        for phase in data["grid"]["phases"]:
-            png = grid.parent / f"{op}_{phase}.png"
-            if png.is_file():
-                shutil.copy2(png, out / png.name)
-                links.append(f'<a href="grid/{png.name}">{html.escape(f"{op} {phase}")}</a>')
+    for png in (p for p in pngs if p.is_file()):
+        shutil.copy2(png, out / png.name)
+        label = html.escape(png.stem.replace("_", " "))
+        links.append(f'<a href="grid/{html.escape(quote(png.name))}">{label}</a>')
     return (
-        f"<h1>Shape grid ({html.escape(gridfile.where(data))})</h1>\n"
-        f"<pre>{html.escape(gridfile.summary(data))}</pre>\n"
-        f"<p>Heatmaps, ours over the best peer: {' | '.join(links) or 'none'}; "
+        f"<h1>Shape grid ({html.escape(title)})</h1>\n"
+        f"<pre>{html.escape(summary)}</pre>\n"
+        f"<p>Heatmaps, the best peer over ours (above 1: ours ahead): "
+        f"{' | '.join(links) or 'none'}; "
         '<a href="grid/grid.json">grid.json</a></p>\n'
     )
 

@@ -91,7 +91,7 @@ def test_a_report_page_per_machine(tmp_path):
     site = tmp_path / "site"
     figures = {(CASES[1], "triton"): 3e-6, (CASES[1], "torch"): 5e-6}
     runs = {"nvidia-h200": [run("nvidia-h200", "NVIDIA H200", figures, commit="b" * 40)]}
-    (folder,) = pages.add_reports(site, runs, "https://x/commit/")
+    (folder,) = pages.add_reports(site, runs, "https://x/commit/", grid=tmp_path / "no-grid")
     assert folder == site / "report" / "nvidia-h200" / "bbbbbbbb"
     page = (folder / "index.html").read_text()
     assert 'href="https://x/commit/' + "b" * 40 + '"' in page
@@ -136,23 +136,32 @@ def test_the_reports_page_shows_the_committed_grid_and_links_its_heatmaps(tmp_pa
     index = (site / "report" / "index.html").read_text()
     assert "Shape grid (NVIDIA H200, commit cccccccc)" in index
     assert "1 cells measured (ours and a peer timed): 0 (0%) within 2%" in index
-    assert '<a href="grid/rms_norm_forward.png">rms_norm forward</a>' in index
-    assert "rms_norm backward" not in index  # no heatmap drawn: no link
+    assert '<a href="grid/rms_norm_forward.png">rms norm forward</a>' in index
+    assert "rms norm backward" not in index  # no heatmap drawn: no link
     copied = site / "report" / "grid"
     assert (copied / "rms_norm_forward.png").read_bytes() == b"\x89PNG fake"
     assert json.loads((copied / "grid.json").read_text())["commit"] == "c" * 40
 
 
-def test_a_grid_file_that_cannot_be_read_is_named_and_left_out(tmp_path, capsys):
+@pytest.mark.parametrize(
+    "broken",
+    [
+        lambda d: {"format": 99},  # not a grid file
+        lambda d: {**d, "grid": None},  # no axes
+        lambda d: {**d, "grid": {**d["grid"], "ops": 3}},
+        lambda d: {**d, "machine": None},
+        lambda d: {**d, "cells": [{k: v for k, v in d["cells"][0].items() if k != "behind"}]},
+    ],
+)
+def test_a_grid_file_that_cannot_be_read_is_named_and_left_out(tmp_path, capsys, broken):
     site = tmp_path / "site"
-    bad = tmp_path / "grid" / "grid.json"
-    bad.parent.mkdir()
-    bad.write_text('{"format": 99}')
+    bad = grid_file(tmp_path / "grid")
+    bad.write_text(json.dumps(broken(json.loads(bad.read_text()))))
     runs = {"nvidia-h200": [run("nvidia-h200", "NVIDIA H200", {(CASES[1], "triton"): 3e-6})]}
     pages.add_reports(site, runs, "https://x/commit/", grid=bad)
     assert str(bad) in capsys.readouterr().err
     assert "Shape grid" not in (site / "report" / "index.html").read_text()
-    assert not (site / "report" / "grid").exists()
+    assert not (site / "report" / "grid").exists()  # nothing copied
     # and no grid file at all: nothing said, nothing copied
     pages.add_reports(site, runs, "https://x/commit/", grid=tmp_path / "none" / "grid.json")
     assert capsys.readouterr().err == ""
