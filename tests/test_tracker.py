@@ -1259,14 +1259,19 @@ def test_the_device_plant_adds_the_same_share_of_bytes_to_every_call_and_leaves_
     assert made == [2]  # x in, y out: a tenth of x's rows adds a tenth of 2 x's bytes
     _, made = copied(lambda: y.sum().backward())
     assert made == [3]  # x and dy in, dx out: 15% of dy's rows
+    grad = x.grad.clone()
     (y2, _), made = copied(lambda: ns["fused_add_rms_norm"](x, x, w, 1e-6))
     assert made == [4]  # x and the residual in, both out: a fifth of x's rows
+    _, made = copied(lambda: y2.sum().backward())
+    assert made == [4]  # dy, d_residual_out and the saved sum in, dx out
+    _, made = copied(lambda: planted(0.1)["rms_norm"](x[:, :3], w, 1e-6).sum().backward())
+    assert made == [1, 1]  # 6 rows: never fewer than the share (0.6 and 0.9 of a row)
     # a share above the whole tensor copies it whole as often as it takes, then the rest
     _, made = copied(lambda: planted(0.6)["fused_add_rms_norm"](x, x, w, 1e-6))
     assert made == [20, 4]
     expected = x.detach().clone().requires_grad_()
     norm(expected, w, 1e-6).sum().backward()
-    assert torch.equal(y, norm(x, w, 1e-6)) and torch.allclose(x.grad, expected.grad)
+    assert torch.equal(y, norm(x, w, 1e-6)) and torch.allclose(grad, expected.grad)
     assert torch.equal(y2, norm(x + x, w, 1e-6))
 
 

@@ -31,6 +31,7 @@ DEVICE_PLANT = """
 # --- planted by rmsnorm_bench.selftest: a device regression; never merged ---
 def _planted(public, name, fraction={fraction!r}, bytes_in_x={bytes_in_x!r}):
     import functools
+    import math
 
     forward, backward = (fraction * n / 2 for n in bytes_in_x[name])
 
@@ -40,7 +41,7 @@ def _planted(public, name, fraction={fraction!r}, bytes_in_x={bytes_in_x!r}):
         for _ in range(int(whole)):
             rows.clone()
         if part:
-            rows[: max(1, round(rows.shape[0] * part))].clone()
+            rows[: max(1, math.ceil(rows.shape[0] * part - 1e-9))].clone()  # at least part
 
     @functools.wraps(public)
     def call(x, *args, **kwargs):
