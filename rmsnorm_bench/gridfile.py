@@ -142,11 +142,17 @@ def load(path) -> dict:
     if not isinstance(data, dict) or data.get("format") != FORMAT:
         raise BadGridFile(f"{path}: not a grid file of format {FORMAT} (rmsnorm_bench.grid)")
     cells = data.get("cells")
-    needed = {"op", "phase", "dtype", "weight", "m", "n", "backends", "ours_over_best_peer"}
+    needed = {"op", "phase", "dtype", "weight", "m", "n", "backends", "ours_over_best_peer",
+              "best_peer", "behind"}  # fmt: skip
     if not isinstance(cells, list) or not all(
         isinstance(c, dict) and needed <= c.keys() for c in cells
     ):
         raise BadGridFile(f"{path}: its cells lack some of {', '.join(sorted(needed))}")
+    axes, names = data.get("grid"), ("ops", "phases", "dtypes", "weights", "backends", "m", "n")
+    if not isinstance(axes, dict) or not all(isinstance(axes.get(k), list) for k in names):
+        raise BadGridFile(f"{path}: its grid lacks some of the axes {', '.join(names)}")
+    if not isinstance(data.get("machine", {}), dict):
+        raise BadGridFile(f"{path}: its machine is not an object of facts")
     return data
 
 

@@ -164,13 +164,12 @@ def add_grid(folder: Path, grid: Path = GRID) -> str:
         return ""
     try:
         data = gridfile.load(grid)
-        title, summary = gridfile.where(data), gridfile.summary(data)
-        names = [f"{op}_{phase}" for op in data["grid"]["ops"] for phase in data["grid"]["phases"]]
-        pngs = [grid.parent / f"{name}.png" for name in names if "/" not in str(name)]
-    except (gridfile.BadGridFile, KeyError, TypeError, AttributeError, ValueError) as e:
-        why = e if isinstance(e, gridfile.BadGridFile) else f"{grid}: {type(e).__name__} {e}"
-        print(f"publish: warning: the shape grid is left out: {why}", file=sys.stderr)
+    except gridfile.BadGridFile as e:
+        print(f"publish: warning: the shape grid is left out: {e}", file=sys.stderr)
         return ""
+    title, summary = gridfile.where(data), gridfile.summary(data)
+    names = [f"{op}_{phase}" for op in data["grid"]["ops"] for phase in data["grid"]["phases"]]
+    pngs = [grid.parent / f"{name}.png" for name in names if "/" not in name]
     out = folder / "grid"
     out.mkdir(parents=True, exist_ok=True)
     shutil.copy2(grid, out / "grid.json")

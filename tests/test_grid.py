@@ -73,6 +73,13 @@ def test_a_bad_grid_file_is_refused(tmp_path, capsys):
         ("{", "cannot read it as JSON"),
         ('{"format": 99, "cells": []}', "not a grid file of format 1"),
         ('{"format": 1, "cells": [{"op": "rms_norm"}]}', "its cells lack some of"),
+        ('{"format": 1, "cells": [], "grid": {"ops": 3}}', "its grid lacks some of the axes"),
+        ('{"format": 1, "cells": [], "grid": null}', "its grid lacks some of the axes"),
+        (
+            '{"format": 1, "cells": [], "machine": null, "grid": {"ops": [], "phases": [], '
+            '"dtypes": [], "weights": [], "backends": [], "m": [], "n": []}}',
+            "its machine is not an object",
+        ),
     ]:
         bad.write_text(text)
         with pytest.raises(gridfile.BadGridFile, match=message):

@@ -99,13 +99,13 @@ def test_a_report_page_per_machine(tmp_path):
     assert "nvidia-h200/bbbbbbbb/" in (site / "report" / "index.html").read_text()
 
 
-def grid_file(folder, cells_behind=1.2):
-    """A grid.json of one cell (ours over torch: cells_behind) and its one heatmap."""
+def grid_file(folder):
+    """A grid.json of one cell (ours 1.2x torch's time) and its one heatmap."""
     from rmsnorm_bench import gridfile
 
     folder.mkdir(parents=True, exist_ok=True)
     backends = {
-        "triton": {"status": "ok", "median_s": 1.2e-6 * cells_behind, "samples": 5},
+        "triton": {"status": "ok", "median_s": 1.44e-6, "samples": 5},
         "torch": {"status": "ok", "median_s": 1.2e-6, "samples": 5},
     }
     cell = {"op": "rms_norm", "phase": "forward", "dtype": "bf16", "weight": "same", "m": 1,
@@ -121,7 +121,9 @@ def grid_file(folder, cells_behind=1.2):
             "dtypes": ["bf16"],
             "weights": ["same"],
             "backends": ["triton", "torch"],
-        },  # fmt: skip
+            "m": [1],
+            "n": [4096],
+        },
         "cells": [cell],
     }
     (folder / "grid.json").write_text(json.dumps(data))
