@@ -222,7 +222,7 @@ def backward_plan(
     bucket: int, x_dtype: torch.dtype, w_dtype, compute_dw: bool, device: torch.device
 ) -> BackwardPlan:
     """The backward of one cache key; the fused and the plain backward share it."""
-    split_row = bucket <= 0  # rows past one block
+    split_row = bucket <= 0 or bucket > _config.SPLIT_BACKWARD_ABOVE_N  # past one block
     tile = _config.BACKWARD_TILE_BYTES // x_dtype.itemsize
     short = not split_row and bucket <= _config.SHORT_ROW_N and x_dtype.itemsize == 2
     per_warp = _config.SHORT_ROW_BACKWARD_ELEMENTS_PER_WARP if short else None

@@ -270,6 +270,24 @@ def test_split_row_backward_with_several_row_groups(monkeypatch):
     ops.clear_caches()
 
 
+@pytest.mark.parametrize("op", OPS)
+def test_rows_past_the_one_block_backwards_width_take_the_split_backward(monkeypatch, op):
+    """SPLIT_BACKWARD_ABOVE_N moves rows that fit one block to the split backward: those just
+    past it are split (both host paths follow the plan), those at it are not, and both are
+    right."""
+    monkeypatch.setattr(_config, "SPLIT_BACKWARD_ABOVE_N", 1024)
+    ops.clear_caches()
+    try:
+        for n, split in ((1024, False), (1100, True), (2048, True)):
+            plan = _plan.backward_plan(_plan.bucket_of(n), BF16, BF16, True, device_key())
+            assert plan.split_row is split, n
+            taken = launches_in(lambda n=n: check_backward_direct(Case((5,), n, BF16, BF16), op))
+            assert (plan.row_dot in taken) is split, n
+    finally:
+        monkeypatch.undo()
+        ops.clear_caches()
+
+
 # ---------------------------------------------------------------------------------------------
 # Autograd: the public functions, every gradient
 # ---------------------------------------------------------------------------------------------
