@@ -21,7 +21,8 @@ case's phases, each benchmark process's seconds). Its keys:
   phase by phase, with the process's own start (where a fresh process's seconds go);
 - ``processes`` (benchmark processes that measured), ``rounds``; ``commit``, ``commits``;
   ``machine`` and its ``facts`` (asv's params); ``fresh``: what did not exist before the run
-  (asv's environment, i.e. a fresh clone; .venv; the Triton and inductor caches).
+  (asv's environment, i.e. a fresh clone; .venv; the Triton and inductor caches; the
+  bytecode cache of scripts/_cache.sh).
 
 Run as a tool, prints where a record's time went. Exit status 2 for a file that is not one.
 """
@@ -82,6 +83,8 @@ class Recorder:
             "venv": self.fresh_venv,
             "triton_cache": _empty(env.get("TRITON_CACHE_DIR")),
             "inductor_cache": _empty(env.get("TORCHINDUCTOR_CACHE_DIR")),
+            # scripts/_cache.sh says so before set-up, which fills it
+            "bytecode_cache": env.get("RMSNORM_BENCH_FRESH_PYCACHE") == "1",
         }
         self.clock.update(asv_started=time.time(), waiting=waited)
 

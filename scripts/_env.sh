@@ -2,6 +2,7 @@
 # Sets: machine (from --machine or the GPU's name, "cpu-smoke" without one), conf, root,
 # RMSNORM_* vars. Expects: machine, gpu (may be empty), force (optional: 1 re-registers a
 # machine name whose recorded facts differ); the caller is in the repository root.
+source scripts/_cache.sh
 bash scripts/setup >&2
 root=$PWD
 export PATH="$root/.venv/bin:$PATH"
@@ -22,12 +23,10 @@ export RMSNORM_BENCH_DEVICE=$device
 # asv's install step (python -m rmsnorm_bench.link_torch) shows these to its environment
 export RMSNORM_TORCH_SITE=$torch_site
 # one Triton cache (our kernels, Liger's) and one inductor cache (the torch_compile peer's
-# graphs) per machine name and GPU, so runs side by side never share one; kept outside the
-# clone (RMSNORM_BENCH_CACHE, default ~/.cache/rmsnorm_bench), so that a fresh clone on a
-# machine that ran before compiles nothing again: both are keyed by what they compiled
-kernel_cache=${RMSNORM_BENCH_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rmsnorm_bench}
-export TRITON_CACHE_DIR="$kernel_cache/triton/$machine${gpu:+-gpu$gpu}"
-export TORCHINDUCTOR_CACHE_DIR="$kernel_cache/inductor/$machine${gpu:+-gpu$gpu}"
+# graphs) per machine name and GPU, so runs side by side never share one; in cache_root
+# (scripts/_cache.sh): both are keyed by what they compiled
+export TRITON_CACHE_DIR="$cache_root/triton/$machine${gpu:+-gpu$gpu}"
+export TORCHINDUCTOR_CACHE_DIR="$cache_root/inductor/$machine${gpu:+-gpu$gpu}"
 
 # asv's config, with its own environment directory per GPU, so that runs on two GPUs of one
 # host never build into the same environment
