@@ -14,7 +14,8 @@ all four; RMSNORM_BENCH_SHAPES and RMSNORM_BENCH_BACKENDS narrow what is measure
 benchmarks below only report those figures:
 
 - ``track_time``: seconds per public call (samples of 100 back-to-back calls: at least 4 per
-  process, up to 16 while the median is not known to 1%, instrument.Contract.enough);
+  process, up to 16 while the median is not known to 1%, within a twentieth of a second,
+  instrument.Contract.enough and public_contract);
 - ``track_device_time``: seconds per call replayed from a CUDA graph (no host overhead; short
   calls captured several times over, so that the host's replay rate never sets the figure);
 - ``track_peak_memory``: GPU bytes allocated at the peak of one call;

@@ -314,6 +314,20 @@ def test_the_contracts_keep_the_seeds_warm_up_block_and_minimum():
     assert common.GPU_RATIO_CONTRACT.samples * common.PROCESSES >= 6
 
 
+def test_public_times_stop_their_extra_samples_sooner_than_device_times():
+    gpu = common.GPU_CONTRACT
+    public = common.public_contract(gpu)
+    assert public.max_seconds == common.contract.PUBLIC_MAX_SECONDS < gpu.max_seconds
+    # the same samples otherwise: a figure that is not noisy is measured as before
+    same = ("warmup", "iters", "samples", "max_samples", "target")
+    assert [getattr(public, f) for f in same] == [getattr(gpu, f) for f in same]
+    assert common.public_contract(common.SMOKE_CONTRACT) == common.SMOKE_CONTRACT
+    clock = iter(range(100)).__next__  # one second a sample: past the cap once 4 are taken
+    noisy = [1.0, 3.0] * 20
+    taken = common.seconds_per_call(lambda: None, public, block=fake_blocks(noisy), clock=clock)
+    assert len(taken) == public.samples
+
+
 def test_the_ratio_is_measured_against_our_validated_call(monkeypatch):
     monkeypatch.setattr(common.suite, "interleaved_ratio", lambda ours, peer, c: [ours(), peer()])
     m, ours = common.Measurement(), {}

@@ -16,7 +16,7 @@ is built (and compiled) before timing; allocations, dweight zeroing and casts ar
 timed region; 10 warm-ups, then CUDA events around 100 back-to-back calls, seconds per call.
 Several such samples are kept per case so that asv judges differences from statistics: at
 least 4 per process, more where they are noisy (Contract.enough: until the median is known to
-1%, at most 16 samples or a tenth of a second more).
+1%, at most 16 samples or a tenth of a second more; a twentieth for public-call times).
 Every backend's outputs and gradients are checked against the fp32 reference first.
 
 The names below are the instrument's interface (`instrument.make_problem` ...). DEVICE lives
@@ -37,6 +37,7 @@ from .contract import (
     interleaved_ratio,
     median,
     median_ci_share,
+    public_contract,
     ratio_contract,
     seconds_per_call,
 )

@@ -1,5 +1,6 @@
 """How a figure is sampled (Contract), and the host-clock timings: public call, ratio."""
 
+import dataclasses
 import math
 import time
 from dataclasses import dataclass
@@ -63,9 +64,10 @@ def median_ci_share(samples) -> float:
 PROCESSES = 3
 # At least 4 samples of 100 calls per process (12 in all: enough for asv's Mann-Whitney test,
 # which needs 6 a side to reach its p < 0.002), up to 16 where the median is not known to 1%,
-# the extra ones within a tenth of a second. A sample of a short call costs 100 x a few us, so
-# noisy short cases get all 16 for little. A long call's public time drifts within a process
-# rather than scatters, so that more samples do not narrow it: at 33dc0b7 on an H200, 59 of
+# the extra ones within a tenth of a second (public-call times: PUBLIC_MAX_SECONDS). A sample
+# of a short call costs 100 x a few us, so noisy short cases get all 16 for little. A long
+# call's public time drifts within a process rather than scatters, so that more samples do not
+# narrow it: at 33dc0b7 on an H200, 59 of
 # the 176 public times ran to 48 samples (then within a quarter of a second), most of them
 # calls of 150-500 us, whose samples spread by 40-140% of their median; those extra samples
 # took 55 of the run's 85 s of public-time sampling. Device times of long calls are rarely
@@ -78,8 +80,23 @@ SMOKE_CONTRACT = Contract(warmup=1, iters=2, samples=3)
 
 
 def device_contract() -> Contract:
-    """The public-call contract of this device: the GPU's, or the smoke mode's."""
+    """The contract of this device: the GPU's, or the smoke mode's."""
     return SMOKE_CONTRACT if matrix.DEVICE == "cpu" else GPU_CONTRACT
+
+
+# The public-call time's extra samples stop at a twentieth of a second, the device time's at a
+# tenth: a public backward costs 50-100 us a call on an H200 host, so most backward figures ran
+# to the tenth, 15 of the 57 s a run (61ebc07, 3 processes) spent sampling public times, for a
+# figure that is noisy between processes anyway and does not gate by default.
+PUBLIC_MAX_SECONDS = 0.05
+
+
+def public_contract(c: Contract) -> Contract:
+    """The public-call time's contract: `c`, its extra samples cut at PUBLIC_MAX_SECONDS (a
+    fixed count, such as the smoke mode's, stays as it is)."""
+    if c.max_samples <= c.samples:
+        return c
+    return dataclasses.replace(c, max_seconds=min(c.max_seconds, PUBLIC_MAX_SECONDS))
 
 
 # The public-call ratio (peer / ours): few samples, each a pair of short blocks, ours then

@@ -18,7 +18,14 @@ from .. import progress
 from . import matrix
 from .backends import Unavailable, make_backend
 from .backends.torch_compile import compile_cache_counts
-from .contract import Contract, device_contract, interleaved_ratio, ratio_contract, seconds_per_call
+from .contract import (
+    Contract,
+    device_contract,
+    interleaved_ratio,
+    public_contract,
+    ratio_contract,
+    seconds_per_call,
+)
 from .graphs import COLD_SAMPLES, device_seconds, peak_memory
 from .matrix import BACKENDS, OPS, OURS, Shape, shapes_for
 from .problem import make_problem, reference, timed_call, validate
@@ -138,7 +145,7 @@ def _figures(fn, op, phase, shape, backend, c, ours, seconds, p=None) -> Measure
             p = p or make_problem(op, shape)
         with timed("public"):
             call = timed_call(fn, p, phase)
-            m = Measurement(time=seconds_per_call(call, c), seconds=seconds)
+            m = Measurement(time=seconds_per_call(call, public_contract(c)), seconds=seconds)
             m.public_ratio_skipped = _public_ratio(m, backend, call, ours)
         if matrix.DEVICE == "cpu":
             m.device_time_skipped = "device time and GPU memory are measured on GPUs only"
