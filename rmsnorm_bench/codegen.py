@@ -4,7 +4,7 @@ them. No GPU is needed: Triton's CUDA backend compiles wherever it is installed.
 usage: python -m rmsnorm_bench.codegen [--show]
 
 For the variants the launch heuristics choose (bf16 rows; N = 4096, 3000, 1000, the backward of
-few rows of 2048 and 4096, and rows past one block):
+few rows of 2048 and 4096, and rows past one block, the split forward of few of them too):
 - every access to a row is vectorised: no 2-byte ld/st.global in the PTX. Unaligned N
   (3000, ALIGN 8) and the split backward's row-dot pass each lost this once, at half the
   bandwidth or less on an H200, because an integer's alignment was hidden from the compiler;
@@ -27,6 +27,8 @@ ROWS = {  # the pointer arguments of each kernel that hold rows, and the other p
         {"W": "bf16", "RSTD": "fp32", "DW_PARTIAL": "fp32", "DW": "bf16", "DOT": "fp32"},
     ),
     "_row_dot_kernel": (("DY", "X"), {"W": "bf16", "DOT": "fp32"}),
+    "_row_sum_sq_kernel": (("X", "R", "S"), {"SQ": "fp32"}),
+    "_rms_norm_fwd_split_kernel": (("X", "Y"), {"W": "bf16", "RSTD": "fp32", "SQ": "fp32"}),
 }
 NARROW_ACCESS = re.compile(r"\b(?:ld|st)\.global[.\w:]*\.(?:b16|u16|s16)\b")
 
@@ -127,6 +129,13 @@ def variants():
     for align in (16, 8):
         name = f"row-dot pass, ALIGN={align}"
         yield name, "_row_dot_kernel", plan.row_dot.options(align), (), None
+    # the split forward of few long rows, fused (off unless _config.FORWARD_SPLIT_MAX_M is set)
+    split = _plan._split_forward(True, True, cpu, 1)
+    for align in (16, 8):
+        name = f"split forward's sums of squares, ALIGN={align}"
+        yield name, "_row_sum_sq_kernel", split.sum_sq.options(align), (), None
+        name = f"split forward's scaling, ALIGN={align}"
+        yield name, "_rms_norm_fwd_split_kernel", split.scale.options(align), (), None
 
 
 def check(show: bool) -> int:

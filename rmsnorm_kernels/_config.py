@@ -50,6 +50,13 @@ DOT_PROGRAMS_PER_SM = 4
 REDUCE_BLOCK_N = 16
 REDUCE_SPLIT_BLOCK_N = 64
 REDUCE_BLOCK_P = 32
+# the forward of up to this many rows past one block may split each row over segments of
+# columns (their sums of squares, then each segment scaled), so that few rows still fill the
+# GPU; 0 keeps each row in one program, as measured so far (the split is for a sweep to judge)
+FORWARD_SPLIT_MAX_M = 0
+FORWARD_SPLIT_BLOCK_N = 4096
+FORWARD_SPLIT_SEGMENTS = 32  # at most, per row
+FORWARD_SPLIT_PROGRAMS_PER_SM = 2  # the segments' target grid
 # from rows of this many elements on, the chunked forward streams its last touches
 # ("evict_first"), keeping the rows it reads again in L2; shorter rows lost with it
 STREAM_MIN_N = 65536

@@ -13,7 +13,9 @@ Backward, with g = dy * w and xhat = x * rstd::
 Every kernel reads rows through a row stride (the last dimension must be contiguous) and
 accumulates in fp32. A row that fits one block (``SINGLE_BLOCK``, N up to 16K) is held in
 registers, several rows per program for small N. Longer rows: the forward walks each row in
-``BLOCK_N`` chunks, twice; the backward is split in two passes, ``_row_dot_kernel`` summing
+``BLOCK_N`` chunks, twice (for few rows it may instead split each row over segments:
+``_row_sum_sq_kernel``, then ``_rms_norm_fwd_split_kernel``). The backward of rows past 8K
+(``_config.SPLIT_BACKWARD_ABOVE_N``) is split in two passes, ``_row_dot_kernel`` summing
 g * x over segments of each row, then ``_rms_norm_bwd_kernel`` with ``SPLIT_ROW`` on column
 blocks of the rows, so that one program's dweight partial covers many rows of its columns.
 """
@@ -172,6 +174,97 @@ def _rms_norm_fwd_kernel(
             tl.store(
                 Y + rows * stride_y + c, y.to(Y.dtype.element_ty), mask=mask, eviction_policy=STREAM
             )
+
+
+# The split forward of few long rows: a row's sum of squares over segments, then each segment
+# scaled by its row's rstd, so that a few rows still occupy many programs.
+
+
+@triton.jit(do_not_specialize=["stride_x", "stride_r", "stride_s", "N", "segment_n", "segments"])
+def _row_sum_sq_kernel(
+    X,  # input rows [M, N]
+    stride_x,
+    R,  # residual rows [M, N] (None unless HAS_RESIDUAL)
+    stride_r,
+    S,  # residual_out = X + R, [M, N] (None unless HAS_RESIDUAL)
+    stride_s,
+    SQ,  # fp32 [M, segments]: sum of squares over each segment of each row
+    N,
+    segment_n,  # columns per segment, a multiple of BLOCK_N
+    segments,
+    HAS_RESIDUAL: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    ALIGN: tl.constexpr,  # N and every row stride are multiples of this (see _aligned)
+):
+    """The split forward's first pass: program row * segments + segment sums the squares of
+    that segment of that row (of x + residual when fused, rounded to x's dtype and stored
+    as residual_out, as the one-pass forward does), BLOCK_N columns at a time."""
+    N = _aligned(N, ALIGN)
+    stride_x, stride_r, stride_s = (
+        _aligned(stride_x, ALIGN), _aligned(stride_r, ALIGN), _aligned(stride_s, ALIGN)
+    )  # fmt: skip
+    segment_n = _aligned(segment_n, BLOCK_N)
+    pid = tl.program_id(0)
+    row = (pid // segments).to(tl.int64)
+    start = pid % segments * segment_n
+    end = start + segment_n
+    cols = tl.arange(0, BLOCK_N)
+    acc = tl.zeros([BLOCK_N], dtype=tl.float32)
+    for offset in tl.range(start, end, BLOCK_N, num_stages=1):
+        c = offset + cols
+        mask = (c < end) & (c < N)
+        x = tl.load(X + row * stride_x + c, mask=mask, other=0.0)
+        if HAS_RESIDUAL:
+            r = tl.load(R + row * stride_r + c, mask=mask, other=0.0)
+            x = (x.to(tl.float32) + r.to(tl.float32)).to(S.dtype.element_ty)
+            tl.store(S + row * stride_s + c, x, mask=mask)
+        x = x.to(tl.float32)
+        acc += x * x
+    tl.store(SQ + pid, tl.sum(acc, axis=0))
+
+
+@triton.jit(do_not_specialize=["stride_x", "stride_y", "N", "segment_n", "segments"])
+def _rms_norm_fwd_split_kernel(
+    X,  # the rows to normalise [M, N]: the input, or residual_out when fused
+    stride_x,
+    W,  # weight [N] (None unless HAS_WEIGHT)
+    Y,  # output rows [M, N]
+    stride_y,
+    RSTD,  # fp32 [M], 1 / rms of each row
+    SQ,  # fp32 [M, segments], from _row_sum_sq_kernel
+    N,
+    segment_n,
+    segments,
+    eps,
+    HAS_WEIGHT: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    MAX_SEGMENTS: tl.constexpr,  # at least segments: the partial sums loaded at once
+    ALIGN: tl.constexpr,
+):
+    """The split forward's second pass: program row * segments + segment adds up its row's
+    sums of squares (the same ones in the same order in every segment, so all agree on
+    rstd), stores rstd once (segment 0) and writes y over its segment."""
+    N = _aligned(N, ALIGN)
+    stride_x, stride_y = _aligned(stride_x, ALIGN), _aligned(stride_y, ALIGN)
+    segment_n = _aligned(segment_n, BLOCK_N)
+    pid = tl.program_id(0)
+    row = (pid // segments).to(tl.int64)
+    segment = pid % segments
+    parts = tl.arange(0, MAX_SEGMENTS)
+    sq = tl.load(SQ + row * segments + parts, mask=parts < segments, other=0.0)
+    rstd = tl.math.rsqrt(tl.sum(sq, axis=0) / N + eps)
+    if segment == 0:
+        tl.store(RSTD + row, rstd)
+    start = segment * segment_n
+    end = start + segment_n
+    cols = tl.arange(0, BLOCK_N)
+    for offset in tl.range(start, end, BLOCK_N, num_stages=1):
+        c = offset + cols
+        mask = (c < end) & (c < N)
+        y = tl.load(X + row * stride_x + c, mask=mask, other=0.0).to(tl.float32) * rstd
+        if HAS_WEIGHT:
+            y = y * tl.load(W + c, mask=mask, other=0.0).to(tl.float32)
+        tl.store(Y + row * stride_y + c, y.to(Y.dtype.element_ty), mask=mask)
 
 
 @triton.jit

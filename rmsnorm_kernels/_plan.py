@@ -21,7 +21,9 @@ from ._config import RowConfig, cdiv
 from ._kernels import (
     _rms_norm_bwd_kernel,
     _rms_norm_fwd_kernel,
+    _rms_norm_fwd_split_kernel,
     _row_dot_kernel,
+    _row_sum_sq_kernel,
     _sum_partials_kernel,
 )
 
@@ -79,21 +81,49 @@ class RowLaunch:
 
 
 @dataclass(frozen=True)
+class SplitForward:
+    """The forward of few rows past one block, each row over segments of columns: the sums of
+    squares of each segment (``sum_sq``), then each segment scaled (``scale``)."""
+
+    sum_sq: KernelLaunch
+    scale: KernelLaunch
+    max_m: int  # for up to this many rows
+    programs: int  # the target grid of either pass
+    block_n: int  # columns a program takes at a time; a segment is a multiple of it
+    max_segments: int  # per row
+
+    def segments(self, m: int, n: int) -> tuple[int, int]:
+        """(columns per segment, segments) for m rows of n elements."""
+        chunks = cdiv(n, self.block_n)
+        segments = max(1, min(cdiv(self.programs, m), self.max_segments, chunks))
+        segment_n = self.block_n * cdiv(chunks, segments)
+        return segment_n, cdiv(n, segment_n)
+
+
+@dataclass(frozen=True)
 class ForwardPlan:
     main: RowLaunch
     few: RowLaunch | None = None  # for few_min_m < m <= few_max_m rows
     few_min_m: int = -1
     few_max_m: int = -1
+    split: SplitForward | None = None  # for up to split.max_m rows
 
     def for_rows(self, m: int) -> RowLaunch:
         return self.few if self.few_min_m < m <= self.few_max_m else self.main
 
+    def split_for(self, m: int) -> SplitForward | None:
+        return self.split if self.split and m <= self.split.max_m else None
+
     def native(self) -> tuple:
         few = self.few or RowLaunch(self.main.launch, 1, 0)
+        split = self.split
         return (
             self.main.launch.id, self.main.block_m, self.main.max_programs,
             few.launch.id if self.few else -1, few.block_m, few.max_programs,
             self.few_min_m, self.few_max_m,
+            split.max_m if split else -1, split.sum_sq.id if split else -1,
+            split.scale.id if split else -1, split.programs if split else 0,
+            split.block_n if split else 0, split.max_segments if split else 0,
         )  # fmt: skip
 
 
@@ -133,7 +163,10 @@ def forward_plan(
         launch = _forward_launch(config, has_weight, has_residual, stream, programs > 0, prefetch)
         return RowLaunch(launch, config.block_m, programs)
 
-    if not config.single_block or _config.FORWARD_FEW_ROWS_PROGRAMS_PER_SM <= 0:
+    if not config.single_block:
+        split = _split_forward(has_weight, has_residual, device, _config.FORWARD_SPLIT_MAX_M)
+        return ForwardPlan(row_launch(), split=split)
+    if _config.FORWARD_FEW_ROWS_PROGRAMS_PER_SM <= 0:
         return ForwardPlan(row_launch())
     programs = _programs(device, _config.FORWARD_FEW_ROWS_PROGRAMS_PER_SM)
     per_program = _config.FORWARD_FEW_ROWS_BLOCKS_PER_PROGRAM
@@ -145,6 +178,26 @@ def forward_plan(
         few_min_m=programs * config.block_m,
         few_max_m=per_program * programs * config.block_m,
     )
+
+
+def _split_forward(has_weight: bool, has_residual: bool, device, max_m: int):
+    """The split forward of up to max_m rows past one block (None where max_m is 0)."""
+    if max_m <= 0:
+        return None
+    block_n = _config.FORWARD_SPLIT_BLOCK_N
+    warps = min(16, max(1, block_n // _config.ELEMENTS_PER_WARP))
+    segments = _config.FORWARD_SPLIT_SEGMENTS
+    sum_sq = _launch(
+        _row_sum_sq_kernel, (("HAS_RESIDUAL", has_residual), ("BLOCK_N", block_n)), warps
+    )
+    scale = _launch(
+        _rms_norm_fwd_split_kernel,
+        (("HAS_WEIGHT", has_weight), ("BLOCK_N", block_n),
+         ("MAX_SEGMENTS", _config.next_power_of_2(segments))),
+        warps,
+    )  # fmt: skip
+    programs = _programs(device, _config.FORWARD_SPLIT_PROGRAMS_PER_SM)
+    return SplitForward(sum_sq, scale, max_m, programs, block_n, segments)
 
 
 # --------------------------------------------------------------------------------------------

@@ -169,7 +169,7 @@ def _forward(x, weight, eps: float, residual=None):
     """The Python path's forward (csrc/rmsnorm.cpp's ``forward`` is the compiled one)."""
     m, n = x.shape
     has_residual = residual is not None
-    rows = _plan.of_call(_plan.forward_plan, x, weight, has_residual).for_rows(m)
+    plan = _plan.of_call(_plan.forward_plan, x, weight, has_residual)
     y = torch.empty((m, n), dtype=x.dtype, device=x.device)
     rstd = torch.empty((m,), dtype=torch.float32, device=x.device)
     residual_out = torch.empty_like(y) if has_residual else None
@@ -177,11 +177,21 @@ def _forward(x, weight, eps: float, residual=None):
         return y, residual_out, rstd
     sx, sr = x.stride(0), residual.stride(0) if has_residual else 0
     align = row_alignment(n, sx, sr)  # y and residual_out are fresh and contiguous
+    split = plan.split_for(m)
     with _on_device(x):
-        rows.launch(
-            rows.grid(m), (x, sx, residual, sr, weight, y, n, residual_out, n, rstd, m, n, eps),
-            align,
-        )  # fmt: skip
+        if split is not None:  # each row over segments: sums of squares, then scaled
+            segment_n, segments = split.segments(m, n)
+            sq = torch.empty((m, segments), dtype=torch.float32, device=x.device)
+            grid = (m * segments,)
+            args = (x, sx, residual, sr, residual_out, n, sq, n, segment_n, segments)
+            split.sum_sq(grid, args, align)
+            rows_in, stride_in = (residual_out, n) if has_residual else (x, sx)
+            args = (rows_in, stride_in, weight, y, n, rstd, sq, n, segment_n, segments, eps)
+            split.scale(grid, args, row_alignment(n, stride_in))
+        else:
+            rows = plan.for_rows(m)
+            args = (x, sx, residual, sr, weight, y, n, residual_out, n, rstd, m, n, eps)
+            rows.launch(rows.grid(m), args, align)
     return y, residual_out, rstd
 
 

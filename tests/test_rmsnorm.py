@@ -180,6 +180,54 @@ def test_forward_on_both_sides_of_the_few_rows_thresholds(op):
         assert launches_in(check) == [expected.launch], m
 
 
+SPLIT_FORWARD_CASES = [Case((1,), 20000, BF16, BF16), Case((3,), 20001, F32, None),
+                       Case((2,), 17000, F16, F32)]  # fmt: skip
+
+
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("case", SPLIT_FORWARD_CASES, ids=lambda c: c.id)
+def test_split_forward_of_few_long_rows(monkeypatch, case, op):
+    """With FORWARD_SPLIT_MAX_M set, up to that many rows past one block are split over
+    segments (both host paths follow the plan): y, residual_out and rstd as the reference's;
+    one row more takes the chunked forward."""
+    m = case.lead[0]
+    monkeypatch.setattr(_config, "FORWARD_SPLIT_MAX_M", m)
+    monkeypatch.setattr(_config, "FORWARD_SPLIT_BLOCK_N", 1024)  # several chunks a segment
+    ops.clear_caches()
+    try:
+        fused = op == "fused_add"
+        plan = _plan.forward_plan(
+            _plan.bucket_of(case.n), case.dtype, case.weight_dtype, fused, device_key()
+        )
+        assert plan.split is not None and plan.split.segments(m, case.n)[1] > 1
+        x, residual, weight, _, _ = make_inputs(case)
+        rows = (x.reshape(-1, case.n), residual.reshape(-1, case.n) if fused else None)
+
+        def check():
+            y, residual_out, rstd = ops.rms_norm_forward(rows[0], weight, EPS, residual=rows[1])
+            if fused:
+                expected, expected_residual = fused_add_rms_norm_reference(x, residual, weight)
+                assert_close(residual_out.view(x.shape), expected_residual, case.dtype, "res")
+                normed = residual_out.view(x.shape).float()  # the rows it normalised
+            else:
+                expected, normed = rms_norm_reference(x, weight), x.float()
+                assert residual_out is None
+            assert_close(y.view(x.shape), expected, case.dtype, "out")
+            expected_rstd = torch.rsqrt(normed.square().mean(-1) + EPS).reshape(-1)
+            torch.testing.assert_close(rstd.cpu(), expected_rstd.cpu(), rtol=1e-4, atol=1e-5)
+
+        assert launches_in(check) == [plan.split.sum_sq, plan.split.scale]
+        monkeypatch.setattr(_config, "FORWARD_SPLIT_MAX_M", m - 1)
+        ops.clear_caches()
+        plan = _plan.forward_plan(
+            _plan.bucket_of(case.n), case.dtype, case.weight_dtype, fused, device_key()
+        )
+        assert launches_in(check) == [plan.main.launch]
+    finally:
+        monkeypatch.undo()
+        ops.clear_caches()
+
+
 # ---------------------------------------------------------------------------------------------
 # Direct backward: the launchers, without autograd
 # ---------------------------------------------------------------------------------------------

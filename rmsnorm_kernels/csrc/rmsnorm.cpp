@@ -471,14 +471,35 @@ std::tuple<Tensor, Tensor, Tensor> forward(const Tensor& x_in, const std::option
   if (m == 0) return {y, residual_out, rstd};
   Tensor r = has_residual ? rows_of(*residual_in) : Tensor();
   const auto& plan = find_plan(true, x, w, has_residual);
-  // (main id, block_m, max_programs, few id, few block_m, few max_programs, few_min_m, few_max_m)
+  // (main id, block_m, max_programs, few id, few block_m, few max_programs, few_min_m, few_max_m,
+  //  split max_m, sum_sq id, scale id, split programs, split block_n, split max segments)
+  int64_t sx = x.stride(0), sr = has_residual ? r.stride(0) : 0;
+  int align = row_alignment(n, {sx, sr});  // y and residual_out are fresh and contiguous
+  if (plan[9] >= 0 && m <= plan[8]) {  // each row over segments: sums of squares, then scaled
+    int64_t chunks = cdiv(n, plan[12]);
+    int64_t segments = std::max<int64_t>(1, std::min({cdiv(plan[11], m), plan[13], chunks}));
+    int64_t segment_n = plan[12] * cdiv(chunks, segments);
+    segments = cdiv(n, segment_n);
+    Tensor sq = at::empty({m, segments}, x.options().dtype(at::kFloat));
+    Args sum_args = {tensor_arg(x), int_arg(sx), optional_arg(has_residual ? &r : nullptr),
+                     int_arg(sr), optional_arg(has_residual ? &residual_out : nullptr),
+                     int_arg(n), tensor_arg(sq), int_arg(n), int_arg(segment_n),
+                     int_arg(segments)};
+    launch(static_cast<int>(plan[9]), {m * segments, 1}, sum_args.data(), 10, align, 0, x);
+    const Tensor& in = has_residual ? residual_out : x;
+    int64_t s_in = has_residual ? n : sx;
+    Args scale_args = {tensor_arg(in), int_arg(s_in), optional_arg(w), tensor_arg(y),
+                       int_arg(n), tensor_arg(rstd), tensor_arg(sq), int_arg(n),
+                       int_arg(segment_n), int_arg(segments), float_arg(eps)};
+    launch(static_cast<int>(plan[10]), {m * segments, 1}, scale_args.data(), 11,
+           row_alignment(n, {s_in}), 0, x);
+    return {y, residual_out, rstd};
+  }
   bool few = plan[3] >= 0 && plan[6] < m && m <= plan[7];
   int64_t id = few ? plan[3] : plan[0], block_m = few ? plan[4] : plan[1];
   int64_t max_programs = few ? plan[5] : plan[2];
   int64_t blocks = cdiv(m, block_m);
   int64_t programs = max_programs ? std::min(blocks, max_programs) : blocks;
-  int64_t sx = x.stride(0), sr = has_residual ? r.stride(0) : 0;
-  int align = row_alignment(n, {sx, sr});  // y and residual_out are fresh and contiguous
   Args args = {tensor_arg(x), int_arg(sx), optional_arg(has_residual ? &r : nullptr),
                int_arg(sr), optional_arg(w), tensor_arg(y), int_arg(n),
                optional_arg(has_residual ? &residual_out : nullptr), int_arg(n),
