@@ -39,8 +39,9 @@ FEW_ROWS_BLOCKS_PER_PROGRAM = 4
 # columns (at most DOT_SEGMENTS, DOT_PROGRAMS_PER_SM programs per SM), then column blocks of
 # SPLIT_BLOCK_N; it replaced a chunked backward that was 1.2-1.8x slower
 SPLIT_BLOCK_N = 8192
-# wider rows that still fit one block take the split backward too: the one-block backward of
-# 16,384 columns spills registers, 4-12x slower there at every row count on an H200
+# rows whose block (N's next power of two) is wider than this take the split backward even
+# where they fit one block: the one-block backward of 16,384 columns spills registers, 4-12x
+# slower there at every row count on an H200
 SPLIT_BACKWARD_ABOVE_N = 8192
 DOT_BLOCK_N = 4096
 DOT_SEGMENTS = 16
