@@ -176,6 +176,15 @@ def _rms_norm_fwd_kernel(
             )
 
 
+@triton.jit
+def _segment(segments, segment_n):
+    """(row, first column, end) of the segment this program takes, of the segment kernels'
+    grid: program row * segments + segment, each segment segment_n columns."""
+    pid = tl.program_id(0)
+    start = pid % segments * segment_n
+    return (pid // segments).to(tl.int64), start, start + segment_n
+
+
 # The split forward of few long rows: a row's sum of squares over segments, then each segment
 # scaled by its row's rstd, so that a few rows still occupy many programs.
 
@@ -203,11 +212,7 @@ def _row_sum_sq_kernel(
     stride_x, stride_r, stride_s = (
         _aligned(stride_x, ALIGN), _aligned(stride_r, ALIGN), _aligned(stride_s, ALIGN)
     )  # fmt: skip
-    segment_n = _aligned(segment_n, BLOCK_N)
-    pid = tl.program_id(0)
-    row = (pid // segments).to(tl.int64)
-    start = pid % segments * segment_n
-    end = start + segment_n
+    row, start, end = _segment(segments, _aligned(segment_n, BLOCK_N))
     cols = tl.arange(0, BLOCK_N)
     acc = tl.zeros([BLOCK_N], dtype=tl.float32)
     for offset in tl.range(start, end, BLOCK_N, num_stages=1):
@@ -220,7 +225,7 @@ def _row_sum_sq_kernel(
             tl.store(S + row * stride_s + c, x, mask=mask)
         x = x.to(tl.float32)
         acc += x * x
-    tl.store(SQ + pid, tl.sum(acc, axis=0))
+    tl.store(SQ + tl.program_id(0), tl.sum(acc, axis=0))
 
 
 @triton.jit(do_not_specialize=["stride_x", "stride_y", "N", "segment_n", "segments"])
@@ -246,17 +251,12 @@ def _rms_norm_fwd_split_kernel(
     rstd), stores rstd once (segment 0) and writes y over its segment."""
     N = _aligned(N, ALIGN)
     stride_x, stride_y = _aligned(stride_x, ALIGN), _aligned(stride_y, ALIGN)
-    segment_n = _aligned(segment_n, BLOCK_N)
-    pid = tl.program_id(0)
-    row = (pid // segments).to(tl.int64)
-    segment = pid % segments
+    row, start, end = _segment(segments, _aligned(segment_n, BLOCK_N))
     parts = tl.arange(0, MAX_SEGMENTS)
     sq = tl.load(SQ + row * segments + parts, mask=parts < segments, other=0.0)
     rstd = tl.math.rsqrt(tl.sum(sq, axis=0) / N + eps)
-    if segment == 0:
+    if start == 0:
         tl.store(RSTD + row, rstd)
-    start = segment * segment_n
-    end = start + segment_n
     cols = tl.arange(0, BLOCK_N)
     for offset in tl.range(start, end, BLOCK_N, num_stages=1):
         c = offset + cols
@@ -341,11 +341,8 @@ def _row_dot_kernel(
     The second pass (_rms_norm_bwd_kernel with SPLIT_ROW) adds up a row's segments."""
     N = _aligned(N, ALIGN)
     stride_dy, stride_x = _aligned(stride_dy, ALIGN), _aligned(stride_x, ALIGN)
-    segment_n = _aligned(segment_n, BLOCK_N)  # else no load is vectorised (measured: 2x)
-    pid = tl.program_id(0)
-    row = (pid // segments).to(tl.int64)
-    start = pid % segments * segment_n
-    end = start + segment_n
+    # segment_n aligned: else no load is vectorised (measured: 2x)
+    row, start, end = _segment(segments, _aligned(segment_n, BLOCK_N))
     cols = tl.arange(0, BLOCK_N)
     acc = tl.zeros([BLOCK_N], dtype=tl.float32)
     nx, ng = _load_dot_chunk(
@@ -359,7 +356,7 @@ def _row_dot_kernel(
             DY, stride_dy, X, stride_x, W, row, offset + BLOCK_N + cols, end, N, HAS_WEIGHT
         )
         acc += g * x
-    tl.store(DOT + pid, tl.sum(acc, axis=0))
+    tl.store(DOT + tl.program_id(0), tl.sum(acc, axis=0))
 
 
 @triton.jit(
