@@ -268,6 +268,22 @@ def test_liger_is_imported_without_its_peft_probe(tmp_path, isolated_imports, mo
     validated(fn, "fused_add")
 
 
+def test_a_liger_that_needs_peft_is_imported_with_it(tmp_path, isolated_imports, monkeypatch):
+    files = {
+        "liger_kernel/__init__.py": "",
+        "liger_kernel/utils.py": "import peft\n",  # no probe: peft required
+        "liger_kernel/ops/__init__.py": "import liger_kernel.utils\n",
+        "liger_kernel/ops/fused_add_rms_norm.py": LIGER_FUSED_ADD,
+        "peft/__init__.py": "",
+    }
+    monkeypatch.syspath_prepend(str(write_package(tmp_path / "site", files)))
+    monkeypatch.delitem(sys.modules, "peft", raising=False)
+    fn = instrument.backends.liger.make("fused_add")
+    assert sys.modules["peft"].__file__.startswith(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "peft")
+    validated(fn, "fused_add")
+
+
 # --- the real packages, where they are installed ---------------------------------------------
 
 
