@@ -94,10 +94,17 @@ class SplitForward:
 
     def segments(self, m: int, n: int) -> tuple[int, int]:
         """(columns per segment, segments) for m rows of n elements."""
-        chunks = cdiv(n, self.block_n)
-        segments = max(1, min(cdiv(self.programs, m), self.max_segments, chunks))
-        segment_n = self.block_n * cdiv(chunks, segments)
-        return segment_n, cdiv(n, segment_n)
+        return row_segments(m, n, self.block_n, self.programs, self.max_segments)
+
+
+def row_segments(m: int, n: int, block_n: int, programs: int, max_segments: int):
+    """(columns per segment, segments) where m rows of n elements are split over segments of
+    whole blocks of block_n columns, about `programs` programs in all, at most max_segments
+    a row (the segment kernels' grid; csrc/rmsnorm.cpp's row_segments is the same rule)."""
+    chunks = cdiv(n, block_n)
+    segments = max(1, min(cdiv(programs, m), max_segments, chunks))
+    segment_n = block_n * cdiv(chunks, segments)
+    return segment_n, cdiv(n, segment_n)
 
 
 @dataclass(frozen=True)
@@ -242,10 +249,7 @@ class BackwardPlan:
 
     def dot_segments(self, m: int, n: int) -> tuple[int, int]:
         """(columns per segment, segments) of the row-dot pass for m rows of n elements."""
-        chunks = cdiv(n, _config.DOT_BLOCK_N)
-        segments = max(1, min(cdiv(self.dot_programs, m), _config.DOT_SEGMENTS, chunks))
-        segment_n = _config.DOT_BLOCK_N * cdiv(chunks, segments)
-        return segment_n, cdiv(n, segment_n)
+        return row_segments(m, n, _config.DOT_BLOCK_N, self.dot_programs, _config.DOT_SEGMENTS)
 
     def native(self) -> tuple:
         few = self.few or self.main

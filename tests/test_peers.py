@@ -244,20 +244,26 @@ def test_liger_fused_add_adapter_matches_its_function(tmp_path, isolated_imports
     assert liger.CALLS == [(p.x, p.residual, p.weight, instrument.EPS, 0.0, "llama", False)]
 
 
-def test_liger_is_imported_without_its_peft_probe(tmp_path, isolated_imports, monkeypatch):
-    """Liger's utils import peft if they can (its LoRA support); the adapter hides it for
-    that import only: peft is still importable afterwards, and Liger's function is the same."""
+def liger_beside_peft(tmp_path, monkeypatch, utils: str):
+    """The Liger adapter's fused-add op, made from a stand-in Liger whose utils are `utils`,
+    with a stand-in peft importable beside it (not imported yet)."""
     files = {
         "liger_kernel/__init__.py": "",
-        "liger_kernel/utils.py": "try:\n    import peft\n    PEFT = True\nexcept ImportError:\n"
-        "    PEFT = False\n",
+        "liger_kernel/utils.py": utils,
         "liger_kernel/ops/__init__.py": "import liger_kernel.utils\n",
         "liger_kernel/ops/fused_add_rms_norm.py": LIGER_FUSED_ADD,
         "peft/__init__.py": "",
     }
     monkeypatch.syspath_prepend(str(write_package(tmp_path / "site", files)))
     monkeypatch.delitem(sys.modules, "peft", raising=False)
-    fn = instrument.backends.liger.make("fused_add")
+    return instrument.backends.liger.make("fused_add")
+
+
+def test_liger_is_imported_without_its_peft_probe(tmp_path, isolated_imports, monkeypatch):
+    """Liger's utils import peft if they can (its LoRA support); the adapter hides it for
+    that import only: peft is still importable afterwards, and Liger's function is the same."""
+    utils = "try:\n    import peft\n    PEFT = True\nexcept ImportError:\n    PEFT = False\n"
+    fn = liger_beside_peft(tmp_path, monkeypatch, utils)
     import liger_kernel.utils
 
     assert liger_kernel.utils.PEFT is False and "peft" not in sys.modules
@@ -269,16 +275,7 @@ def test_liger_is_imported_without_its_peft_probe(tmp_path, isolated_imports, mo
 
 
 def test_a_liger_that_needs_peft_is_imported_with_it(tmp_path, isolated_imports, monkeypatch):
-    files = {
-        "liger_kernel/__init__.py": "",
-        "liger_kernel/utils.py": "import peft\n",  # no probe: peft required
-        "liger_kernel/ops/__init__.py": "import liger_kernel.utils\n",
-        "liger_kernel/ops/fused_add_rms_norm.py": LIGER_FUSED_ADD,
-        "peft/__init__.py": "",
-    }
-    monkeypatch.syspath_prepend(str(write_package(tmp_path / "site", files)))
-    monkeypatch.delitem(sys.modules, "peft", raising=False)
-    fn = instrument.backends.liger.make("fused_add")
+    fn = liger_beside_peft(tmp_path, monkeypatch, "import peft\n")  # no probe: peft required
     assert sys.modules["peft"].__file__.startswith(str(tmp_path))
     monkeypatch.delitem(sys.modules, "peft")
     validated(fn, "fused_add")

@@ -30,7 +30,9 @@
 #include <cstdio>
 #include <mutex>
 #include <numeric>
+#include <tuple>
 #include <unordered_map>
+#include <utility>
 
 namespace py = pybind11;
 using at::Tensor;
@@ -326,6 +328,16 @@ int row_alignment(int64_t n, std::initializer_list<int64_t> strides) {
   return static_cast<int>(std::min<int64_t>(16, g));
 }
 
+// (columns per segment, segments) of m rows of n elements split over segments of whole
+// blocks of block_n columns, about `programs` programs in all (as _plan.row_segments).
+std::pair<int64_t, int64_t> row_segments(int64_t m, int64_t n, int64_t block_n,
+                                         int64_t programs, int64_t max_segments) {
+  int64_t chunks = cdiv(n, block_n);
+  int64_t segments = std::max<int64_t>(1, std::min({cdiv(programs, m), max_segments, chunks}));
+  int64_t segment_n = block_n * cdiv(chunks, segments);
+  return {segment_n, cdiv(n, segment_n)};
+}
+
 const std::vector<int64_t>& find_plan(bool forward, const Tensor& x, const Tensor* weight,
                                       bool flag) {
   int64_t bucket = bucket_of(x.size(1));
@@ -477,10 +489,7 @@ std::tuple<Tensor, Tensor, Tensor> forward(const Tensor& x_in, const std::option
   int64_t sx = x.stride(0), sr = has_residual ? r.stride(0) : 0;
   int align = row_alignment(n, {sx, sr});  // y and residual_out are fresh and contiguous
   if (plan[9] >= 0 && m <= plan[8]) {  // each row over segments: sums of squares, then scaled
-    int64_t chunks = cdiv(n, plan[12]);
-    int64_t segments = std::max<int64_t>(1, std::min({cdiv(plan[11], m), plan[13], chunks}));
-    int64_t segment_n = plan[12] * cdiv(chunks, segments);
-    segments = cdiv(n, segment_n);
+    auto [segment_n, segments] = row_segments(m, n, plan[12], plan[11], plan[13]);
     Tensor sq = at::empty({m, segments}, x.options().dtype(at::kFloat));
     Args sum_args = {tensor_arg(x), int_arg(sx), optional_arg(has_residual ? &r : nullptr),
                      int_arg(sr), optional_arg(has_residual ? &residual_out : nullptr),
@@ -569,11 +578,9 @@ std::tuple<Tensor, Tensor, Tensor> backward(const Tensor& dy_in, const Tensor& x
   Tensor dot;
   int64_t segments = 0;
   if (split_row) {  // first pass: each row's sum of g * x, in segments
-    int64_t chunks = cdiv(n, constants.dot_block_n);
-    segments = std::max<int64_t>(
-        1, std::min({cdiv(plan[9], m), constants.dot_segments, chunks}));
-    int64_t segment_n = constants.dot_block_n * cdiv(chunks, segments);
-    segments = cdiv(n, segment_n);
+    int64_t segment_n;
+    std::tie(segment_n, segments) =
+        row_segments(m, n, constants.dot_block_n, plan[9], constants.dot_segments);
     dot = at::empty({m, segments}, x.options().dtype(at::kFloat));
     Args dot_args = {tensor_arg(dy), int_arg(sdy), tensor_arg(x), int_arg(sx), optional_arg(w),
                      tensor_arg(dot), int_arg(n), int_arg(segment_n), int_arg(segments)};
