@@ -55,6 +55,35 @@ def test_it_warms_each_pair_once_then_stands_aside(monkeypatch, tmp_path, capsys
     assert "2 pairs" in capsys.readouterr().out
 
 
+def test_launch_configs_chosen_side_by_side_are_forgotten(monkeypatch, tmp_path, capsys):
+    # inductor keeps the config it timed fastest beside the kernel; timed while the other
+    # workers share the GPU, that choice is not kept: the first measuring process makes it alone
+    monkeypatch.setattr(matrix, "DEVICE", "cuda")
+    monkeypatch.setenv(matrix.FWD_SHAPES_VAR, LABELS)
+    monkeypatch.setenv(matrix.BWD_SHAPES_VAR, LABELS)
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "triton"))
+    inductor = tmp_path / "inductor"
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(inductor))
+    (inductor / "ab").mkdir(parents=True)
+    earlier = inductor / "ab" / "kernel1.best_config"  # a measuring process's choice
+    earlier.write_text("{}")
+
+    def compile_some(chunk):
+        for i, (op, shape) in enumerate(chunk):
+            folder = inductor / f"{op[:2]}{i}"
+            folder.mkdir(exist_ok=True)
+            (folder / f"{shape.label}.py").write_text("# a kernel")
+            (folder / f"{shape.label}.best_config").write_text("{}")
+        return len(chunk)
+
+    monkeypatch.setattr(warm, "ProcessPoolExecutor", InProcess)
+    monkeypatch.setattr(warm, "warm", compile_some)
+    assert warm.main(["--workers", "2"]) == 0
+    assert "8 launch-config choices made side by side forgotten" in capsys.readouterr().out
+    assert set(inductor.rglob("*.best_config")) == {earlier}  # the kernels themselves stay
+    assert len(list(inductor.rglob("*.py"))) == 8
+
+
 def test_it_never_fails_the_install(monkeypatch, tmp_path, capsys):
     monkeypatch.setattr(matrix, "DEVICE", "cuda")
     monkeypatch.setenv(matrix.FWD_SHAPES_VAR, "1,256,bf16;oops")

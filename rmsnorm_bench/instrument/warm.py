@@ -13,7 +13,12 @@ TORCHINDUCTOR_CACHE_DIR). It runs from the checkout's root, where rmsnorm_bench 
 the root off sys.path before anything imports rmsnorm_kernels, so that the package warmed is
 the one installed in the environment, as in benchmarks/; the workers are forked from a process
 that has imported no torch. Nothing is timed or recorded, and every measuring process still
-validates every case itself: a case that fails here fails there, with its reason. It is skipped
+validates every case itself: a case that fails here fails there, with its reason. Nor is any
+choice made here kept: inductor picks among a kernel's launch configs by timing them at its
+first call, and keeps the winner beside the kernel (a `.best_config` file, which every later
+process reads); timed while the other workers share the GPU, that choice may not be the one
+the kernel would make alone, so the files this step wrote are removed, and the first
+measuring process times the configs again, alone (a few milliseconds a kernel). It is skipped
 (in well under a second, nothing imported) where it cannot pay: in the CPU smoke mode (the
 interpreter compiles nothing), for fewer than MIN_PAIRS pairs (a narrowed run: the self-test, a
 history), and where this same package source, matrix and backends were warmed before into these
@@ -79,6 +84,20 @@ def _versions() -> dict:
     return found
 
 
+def autotune_choices() -> set[Path]:
+    """The launch-config choices kept in inductor's cache (TORCHINDUCTOR_CACHE_DIR), by path."""
+    cache = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+    return set(Path(cache).rglob("*.best_config")) if cache and Path(cache).is_dir() else set()
+
+
+def forget_choices(before: set[Path]) -> int:
+    """Remove the launch-config choices made since `before` (the workers' own); how many."""
+    made = autotune_choices() - before
+    for path in made:
+        path.unlink(missing_ok=True)
+    return len(made)
+
+
 def warm(chunk: list) -> int:
     """Validate every backend of each (op, shape) of `chunk`; the number that validated."""
     import torch
@@ -129,17 +148,21 @@ def main(argv=None) -> int:
         return 0
     workers = min(args.workers, len(todo))
     chunks = [todo[i::workers] for i in range(workers)]  # the large shapes spread out
+    chosen = autotune_choices()
     try:
         with ProcessPoolExecutor(workers, mp_context=get_context("fork")) as pool:
             done = sum(pool.map(warm, chunks))
     except Exception as e:  # a worker that died (out of memory ...): measuring compiles
         print(f"warm: stopped ({type(e).__name__}: {e}); the measuring processes compile")
         return 0
+    finally:
+        forgotten = forget_choices(chosen)
     seconds = time.perf_counter() - start
     if stamp and done:
         stamp.parent.mkdir(parents=True, exist_ok=True)
         stamp.write_text(json.dumps({"cases": done, "workers": workers, "seconds": seconds}))
-    print(f"warm: {done} cases validated in {workers} processes, {seconds:.1f} s")
+    print(f"warm: {done} cases validated in {workers} processes, {seconds:.1f} s; "
+          f"{forgotten} launch-config choices made side by side forgotten")  # fmt: skip
     return 0
 
 
