@@ -4,6 +4,7 @@ ahead of the best peer, and where behind.
 usage: python -m rmsnorm_bench.grid [--ops OP,...] [--phases PHASE,...] [--dtypes DTYPE,...]
                                     [--weights WEIGHT,...] [--backends BACKEND,...]
                                     [--m M,...] [--n N,...] [--budget SECONDS] [--out DIR]
+                                    [--resume]
        python -m rmsnorm_bench.grid --show FILE
 
 A cell is an op, a phase, x's dtype, the weight's (same: x's; f32, where x is not f32) and
@@ -19,7 +20,11 @@ are "not reached" (gridfile.ordered_cells: why a cut-off run still covers every 
 Writes grid.json into --out (default docs/grid; .asv/grid in the CPU smoke mode), one cell a
 line (rmsnorm_bench.gridfile describes it), and <op>_<phase>.png, heatmaps of best peer /
 ours per dtype and weight, then prints a summary (--show: that of a file written before).
-The full grid takes about an hour on an H200, an estimate (docs/tools.md).
+The file is rewritten every half minute while the run goes on, so that a run that is stopped
+keeps what it measured. The full grid takes about an hour on an H200, an estimate
+(docs/tools.md): --resume continues the grid.json in --out, measuring the cells of the axes
+given that it lacks or did not reach and keeping the others, in as many budgeted runs as it
+takes; it refuses (exit 2) a file of another commit, machine, contract or set of backends.
 
 Exits 2 on a bad option or without a GPU; RMSNORM_BENCH_DEVICE=cpu with small --m and --n
 runs the CPU smoke mode (Triton's interpreter: validation only). Exits 1 where ours failed.
@@ -176,10 +181,12 @@ def make_backends(op: str, names, unavailable: dict) -> dict:
     return fns
 
 
-def run(cells, measure, budget: float, fits, backends: dict, clock=time.monotonic, log=print):
+def run(cells, measure, budget: float, fits, backends: dict, clock=time.monotonic, log=print,
+        checkpoint=lambda records: None):  # fmt: skip
     """The record of each cell (a list): measure(cell) -> {backend: result} where fits(cell)
     gives no reason to skip it, until `budget` seconds of `clock` have gone; a cell skipped
-    or not reached has that status for each of `backends[cell.op]`."""
+    or not reached has that status for each of `backends[cell.op]`. checkpoint(records) is
+    called with the records so far after each cell measured."""
     records, start, stop = [], clock(), None
     for i, cell in enumerate(cells):
         if stop is None and clock() - start >= budget:
@@ -201,6 +208,7 @@ def run(cells, measure, budget: float, fits, backends: dict, clock=time.monotoni
         records.append(record)
         if not stop:
             log(f"[{i + 1}/{len(cells)}] {gridfile.line(record)}")
+            checkpoint(records)
     return records
 
 
@@ -245,6 +253,8 @@ def main(argv=None) -> int:
                         help=f"default {','.join(map(str, values))}")  # fmt: skip
     ap.add_argument("--budget", type=budget, default=480.0, metavar="SECONDS", help="default 480")
     ap.add_argument("--out", type=Path, metavar="DIR", help="default docs/grid")
+    ap.add_argument("--resume", action="store_true",
+                    help="continue the grid.json in --out: measure only what it lacks")  # fmt: skip
     ap.add_argument("--show", type=Path, metavar="FILE", help="print a grid.json's summary")
     args = ap.parse_args(argv)
     if args.show:
@@ -278,15 +288,50 @@ def main(argv=None) -> int:
     return measure_grid(args, out, smoke)
 
 
+GPU_NOTE = "graph replay, hot L2"
+
+
+GPU_NOTE = "graph replay, hot L2"
+
+
 def measure_grid(args, out: Path, smoke: bool) -> int:
     from .asvfiles import resolve
     from .machine import facts
 
     # torch's eager peer on a mixed-dtype weight, once per process: the cell says it all
     warnings.filterwarnings("ignore", "Mismatch dtype between input and weight")
+    head = resolve("HEAD")  # where this is no clone: as given
     ms, ns = args.m or list(M_VALUES), args.n or list(N_VALUES)
-    cells = ordered_cells(args.ops, args.phases, args.dtypes, args.weights, ms, ns)
-    unavailable, made = {}, {}
+    now = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    data = {
+        "format": gridfile.FORMAT,
+        "created": now,
+        "commit": head if head != "head" else None,
+        "machine": facts(),
+        "device_time": not smoke,
+        "device_time_note": "the CPU smoke mode validates only" if smoke else GPU_NOTE,
+        "contract": dataclasses.asdict(CONTRACT),
+        "behind_share": gridfile.BEHIND,
+        "budget_s": None if args.budget == math.inf else args.budget,  # JSON has no inf
+        "elapsed_s": 0.0,
+        "grid": {k: getattr(args, k) for k in ("ops", "phases", "dtypes", "weights", "backends")}
+        | {"m": ms, "n": ns},
+        "unavailable": {},
+        "runs": [],
+        "cells": [],
+    }
+    try:
+        data, earlier = gridfile.continued(out / "grid.json", data, args.resume)
+    except gridfile.BadGridFile as e:
+        print(f"grid: {e}", file=sys.stderr)
+        return 2
+    axes = [data["grid"][k] for k in ("ops", "phases", "dtypes", "weights", "m", "n")]
+    order = ordered_cells(*axes)  # every cell the file may hold, in the order measured
+    asked = ordered_cells(args.ops, args.phases, args.dtypes, args.weights, ms, ns)
+    wanted = {c.key for c in asked}
+    done = {k for k, record in earlier.items() if gridfile.reached(record)}
+    cells = [c for c in order if c.key in wanted and c.key not in done]
+    unavailable, made = data["unavailable"], {}
     for op in args.ops:  # which backends can run here, before the first cell
         make_backends(op, args.backends, unavailable)
     available = {
@@ -298,32 +343,39 @@ def measure_grid(args, out: Path, smoke: bool) -> int:
             made.update(group=cell.group, fns=make_backends(cell.op, args.backends, unavailable))
         return measure_cell(cell, made["fns"])
 
-    start = time.monotonic()
+    start, before = time.monotonic(), data["elapsed_s"] or 0.0
+    this_run = {"started": now, "elapsed_s": 0.0, "budget_s": data["budget_s"], "measured": 0}
+    data["runs"].append(this_run)
+    saved = [start]
+
+    def save(records):
+        """The file as it stands: earlier cells, this run's, and those still to come."""
+        new = {gridfile.key(r): r for r in records}
+        left = "not measured yet: the run stopped before it (--resume continues)"
+        data["cells"] = [
+            new.get(c.key) or earlier.get(c.key) or gridfile.pending(c, available[c.op], left)
+            for c in order
+            if c.key in new or c.key in earlier or c.key in wanted
+        ]
+        this_run["elapsed_s"] = round(time.monotonic() - start, 1)
+        this_run["measured"] = sum(gridfile.reached(r) for r in records)
+        data["elapsed_s"] = round(before + this_run["elapsed_s"], 1)
+        gridfile.write(out / "grid.json", data)
+        saved[0] = time.monotonic()
+
+    def checkpoint(records):
+        if time.monotonic() - saved[0] >= gridfile.CHECKPOINT_SECONDS:
+            save(records)
+
     fits = lambda cell: memory_problem(cell, free_memory())  # noqa: E731
-    records = run(cells, measure, args.budget, fits, available)
-    head = resolve("HEAD")  # where this is no clone: as given
-    note = "the CPU smoke mode validates only" if smoke else "graph replay, hot L2"
-    data = {
-        "format": gridfile.FORMAT,
-        "created": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        "commit": head if head != "head" else None,
-        "machine": facts(),
-        "device_time": not smoke,
-        "device_time_note": note,
-        "contract": dataclasses.asdict(CONTRACT),
-        "behind_share": gridfile.BEHIND,
-        "budget_s": None if args.budget == math.inf else args.budget,  # JSON has no inf
-        "elapsed_s": round(time.monotonic() - start, 1),
-        "grid": {k: getattr(args, k) for k in ("ops", "phases", "dtypes", "weights", "backends")}
-        | {"m": ms, "n": ns},
-        "unavailable": unavailable,
-        "cells": records,
-    }
-    (out / "grid.json").write_text(gridfile.dumps(data))
+    if earlier:
+        print(f"grid: continuing {out / 'grid.json'}: {len(done)} cells kept, {len(cells)} to go")
+    save([])
+    save(run(cells, measure, args.budget, fits, available, checkpoint=checkpoint))
     written = [out / "grid.json", *gridfile.draw(data, out)]
     print(gridfile.summary(data))
     print(f"grid: wrote {', '.join(str(w) for w in written)}")
-    ours = [r["backends"].get(instrument.OURS, {}).get("status") for r in records]
+    ours = [r["backends"].get(instrument.OURS, {}).get("status") for r in data["cells"]]
     return 1 if FAILED in ours else 0
 
 

@@ -10,17 +10,23 @@ device time was measured: not in the CPU smoke mode), "grid" (its axes: ops, pha
 weights, m, n, backends), "unavailable" ({backend: {op: why}}, the peers that could not run
 here), "budget_s" / "elapsed_s", and "cells", one per (op, phase, dtype, weight, m, n): for
 each backend a status (STATUSES), with "median_s" and "samples" where it was timed and
-"reason" where it was not; "best_peer", "ours_over_best_peer" and "behind" (judge).
+"reason" where it was not; "best_peer", "ours_over_best_peer" and "behind" (judge); "runs",
+one entry per run that measured into the file ("started", "elapsed_s", "budget_s",
+"measured": its cells), more than one where a run was continued (grid --resume). While a run
+goes on, the file is rewritten every CHECKPOINT_SECONDS, the cells still to come "not
+reached": a run that is killed keeps what it measured, and --resume continues from there.
 """
 
+import contextlib
 import itertools
 import json
 import math
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from .instrument import OURS, Shape
+from .instrument import DTYPE_NAMES, OPS, OURS, Shape
 
 # the grid's axes (the tool's defaults)
 M_VALUES = (1, 4, 16, 64, 256, 1024, 4096, 16384, 65536)
@@ -33,6 +39,7 @@ OK, FAILED, UNSUPPORTED, SKIPPED, NOT_REACHED = (
     "ok", "failed", "unsupported", "skipped", "not reached"
 )  # fmt: skip
 STATUSES = (OK, FAILED, UNSUPPORTED, SKIPPED, NOT_REACHED)
+CHECKPOINT_SECONDS = 30  # how often a run in progress rewrites its file
 # ours is "behind" where the best peer's device time is lower than ours by more than this
 # share: twice the 1% to which grid.CONTRACT asks each median to be known
 BEHIND = 0.02
@@ -66,6 +73,10 @@ class Cell:
     @property
     def shape(self) -> Shape:
         return Shape(self.m, self.n, self.dtype)
+
+    @property
+    def key(self) -> tuple:
+        return (self.op, self.phase, self.dtype, self.weight, self.m, self.n)
 
     @property
     def group(self) -> tuple:
@@ -108,6 +119,16 @@ def ordered_cells(ops, phases, dtypes, weights, ms, ns) -> list[Cell]:
         if has_cell(dtype, weight)
         for phase in phases
     ]
+
+
+def key(record: dict) -> tuple:
+    """A cell record's Cell.key."""
+    return tuple(record[k] for k in ("op", "phase", "dtype", "weight", "m", "n"))
+
+
+def reached(record: dict) -> bool:
+    """Whether a run got to the cell (every other status is its result)."""
+    return any(r.get("status") != NOT_REACHED for r in record["backends"].values())
 
 
 def judge(backends: dict) -> dict:
@@ -203,9 +224,14 @@ def summary(data: dict, worst: int = 8) -> str:
         reasons = set(ops.values())
         why = reasons.pop() if len(reasons) == 1 else "; ".join(f"{o}: {r}" for o, r in ops.items())
         lines.append(f"unavailable: {backend} ({why})")
-    if data.get("elapsed_s") is not None:
+    runs = data.get("runs") or []
+    if len(runs) > 1:
+        lines.append(f"took {data['elapsed_s']:.0f} s in {len(runs)} runs (--resume)")
+    elif data.get("elapsed_s") is not None:
         budget = f"a budget of {data['budget_s']:g} s" if data.get("budget_s") else "no budget"
         lines.append(f"took {data['elapsed_s']:.0f} s, {budget}")
+    if unreached := sum(not reached(c) for c in cells):
+        lines.append(f"{unreached} cells not reached (grid --resume measures them)")
     behind = sorted((c for c in rated if c["behind"]), key=lambda c: -c["ours_over_best_peer"])
     if rated:
         lines.append(
@@ -218,6 +244,67 @@ def summary(data: dict, worst: int = 8) -> str:
         us = ", ".join(f"{b} {t * 1e6:.1f} us" for b, t in times.items())
         lines.append(f"  {c['ours_over_best_peer']:.3f}x  {label(c)}: {us}")
     return "\n".join(lines)
+
+
+def pending(cell: Cell, backends, why: str) -> dict:
+    """The record of a cell not measured (yet)."""
+    results = {name: {"status": NOT_REACHED, "reason": why} for name in backends}
+    return {**vars(cell), "backends": results, **judge(results)}
+
+
+def write(path: Path, data: dict) -> None:
+    """Write the grid `data` to `path` whole or not at all (beside it first, then renamed)."""
+    part = path.with_name(f".{path.name}.part")
+    part.write_text(dumps(data))
+    os.replace(part, path)
+
+
+def continued(path: Path, fresh: dict, resume: bool) -> tuple[dict, dict]:
+    """The file to write, and the cells it keeps by key: `fresh` and none without `resume`,
+    else the grid in `path` continued, its axes joined with those asked for. BadGridFile
+    where `path` cannot be continued, or holds device times of this commit and machine that a
+    run without `resume` would lose."""
+    if not resume:
+        old = {"cells": []}
+        if path.is_file() and fresh["device_time"]:
+            with contextlib.suppress(BadGridFile):  # not a grid: nothing of it to keep
+                old = load(path)
+        kept = sum(map(reached, old["cells"]))
+        if kept and all(old.get(k) == fresh[k] for k in ("commit", "machine", "device_time")):
+            raise BadGridFile(
+                f"{path} holds {kept} cells measured at this commit on this machine: "
+                "give --resume to continue it, or move it away to start afresh"
+            )
+        return fresh, {}
+    if not path.is_file():
+        raise BadGridFile(f"--resume: no grid to continue at {path}")
+    old = load(path)
+    for what, ours_, theirs in (
+        ("commit", fresh["commit"], old.get("commit")),
+        ("machine", fresh["machine"], old.get("machine")),
+        ("way of measuring", (fresh["device_time"], fresh["contract"]),
+         (old.get("device_time"), old.get("contract"))),
+        ("backends", fresh["grid"]["backends"], old["grid"]["backends"]),
+    ):  # fmt: skip
+        if ours_ != theirs:
+            raise BadGridFile(
+                f"--resume: {path} was measured with another {what} ({theirs} there, {ours_} "
+                "here); it continues a grid of this commit, machine, contract and backends only"
+            )
+    canonical = {"ops": OPS, "phases": PHASES, "dtypes": DTYPE_NAMES,
+                 "weights": WEIGHTS}  # fmt: skip
+    axes = old["grid"]
+    for k, values in canonical.items():
+        axes[k] = [v for v in values if v in axes[k] or v in fresh["grid"][k]]
+    for k in ("m", "n"):
+        axes[k] = sorted(set(axes[k]) | set(fresh["grid"][k]))
+    if not old.get("runs"):  # a file of one run, written before runs were listed
+        old["runs"] = [{"started": old.get("created"), "elapsed_s": old.get("elapsed_s"),
+                        "budget_s": old.get("budget_s"),
+                        "measured": sum(map(reached, old["cells"]))}]  # fmt: skip
+    old["budget_s"] = fresh["budget_s"]
+    old.setdefault("unavailable", {})
+    return old, {key(c): c for c in old["cells"]}
 
 
 def panels(data: dict) -> list[tuple[str, str]]:

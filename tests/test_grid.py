@@ -404,3 +404,106 @@ def test_a_tiny_grid_on_a_gpu(tmp_path):
         for result in cell["backends"].values():
             assert result["status"] == OK and result["median_s"] > 0 and result["samples"] >= 5
         assert cell["best_peer"] == "torch" and cell["ours_over_best_peer"] > 0
+
+
+# --- a run stopped, then continued (--resume) ---------------------------------------------------
+
+SMALL = ["--m", "1,4", "--n", "128,256", "--dtypes", "bf16", "--weights", "same",
+         "--backends", "triton,torch"]  # fmt: skip
+
+
+@pytest.fixture
+def fake_cells(smoke_mode, monkeypatch):
+    """Cells measured at once (ours 2 us, torch 1 us); `stop_after` cells, then the process
+    is stopped from outside (SystemExit, which the run does not catch); the file is rewritten
+    after every cell."""
+    state = {"calls": [], "stop_after": None}
+    monkeypatch.setattr(gridfile, "CHECKPOINT_SECONDS", 0)
+    monkeypatch.setattr(grid, "make_backends", lambda op, names, unavailable: dict.fromkeys(names))
+
+    def measure_cell(cell, fns):
+        state["calls"].append(cell.key)
+        if state["stop_after"] is not None and len(state["calls"]) > state["stop_after"]:
+            raise SystemExit("the machine was taken back")
+        return {name: timed(2e-6 if name == "triton" else 1e-6) for name in fns}
+
+    monkeypatch.setattr(grid, "measure_cell", measure_cell)
+    return state
+
+
+def test_a_stopped_run_keeps_what_it_measured_and_resume_measures_the_rest(fake_cells, tmp_path,
+                                                                           capsys):  # fmt: skip
+    fake_cells["stop_after"] = 5
+    assert exit_status([*SMALL, "--out", str(tmp_path)]) == "the machine was taken back"
+    stopped = gridfile.load(tmp_path / "grid.json")
+    assert len(stopped["cells"]) == 16
+    kept = [c for c in stopped["cells"] if gridfile.reached(c)]
+    assert len(kept) == 5 and all(c["ours_over_best_peer"] == 2.0 for c in kept)
+    for c in stopped["cells"][5:]:
+        assert {r["status"] for r in c["backends"].values()} == {NOT_REACHED}
+        assert "--resume continues" in c["backends"]["triton"]["reason"]
+    assert "11 cells not reached" in gridfile.summary(stopped)
+    assert not list(tmp_path.glob(".*.part"))  # written whole each time
+
+    measured_before = list(fake_cells["calls"][:5])
+    fake_cells.update(calls=[], stop_after=None)
+    assert exit_status([*SMALL, "--out", str(tmp_path), "--resume"]) == 0
+    assert "5 cells kept, 11 to go" in capsys.readouterr().out
+    assert not set(fake_cells["calls"]) & set(measured_before) and len(fake_cells["calls"]) == 11
+    data = gridfile.load(tmp_path / "grid.json")
+    assert all(map(gridfile.reached, data["cells"])) and len(data["cells"]) == 16
+    assert data["cells"][:5] == kept  # as measured, in the same order
+    assert [r["measured"] for r in data["runs"]] == [5, 11]
+    assert data["created"] == stopped["created"]
+
+
+def test_resume_joins_the_axes_and_measures_only_the_new_cells(fake_cells, tmp_path):
+    first = [*SMALL[:1], "1", *SMALL[2:]]  # --m 1
+    assert exit_status([*first, "--out", str(tmp_path)]) == 0
+    assert len(fake_cells["calls"]) == 8
+    fake_cells["calls"].clear()
+    assert exit_status([*SMALL, "--out", str(tmp_path), "--resume"]) == 0  # --m 1,4
+    assert {key[4] for key in fake_cells["calls"]} == {4} and len(fake_cells["calls"]) == 8
+    data = gridfile.load(tmp_path / "grid.json")
+    assert data["grid"]["m"] == [1, 4] and len(data["cells"]) == 16
+    fake_cells["calls"].clear()  # all there: nothing to measure
+    assert exit_status([*SMALL, "--out", str(tmp_path), "--resume"]) == 0
+    assert not fake_cells["calls"] and len(gridfile.load(tmp_path / "grid.json")["runs"]) == 3
+
+
+def test_resume_refuses_a_grid_it_cannot_continue(fake_cells, tmp_path, capsys):
+    assert exit_status([*SMALL, "--out", str(tmp_path / "none"), "--resume"]) == 2
+    assert "no grid to continue" in capsys.readouterr().err
+    fake_cells["stop_after"] = 2
+    exit_status([*SMALL, "--out", str(tmp_path)])
+    path = tmp_path / "grid.json"
+    other_backends = [*SMALL[:-1], "triton,torch,liger", "--out", str(tmp_path), "--resume"]
+    before = path.read_bytes()
+    assert exit_status(other_backends) == 2
+    assert "another backends" in capsys.readouterr().err and path.read_bytes() == before
+    data = gridfile.load(path)
+    data["commit"] = "0" * 40
+    gridfile.write(path, data)
+    before = path.read_bytes()
+    assert exit_status([*SMALL, "--out", str(tmp_path), "--resume"]) == 2
+    err = capsys.readouterr().err
+    assert "with another commit (0000000000" in err and "Traceback" not in err
+    assert path.read_bytes() == before
+
+
+def test_a_new_run_does_not_overwrite_device_times_of_this_commit(tmp_path):
+    fresh = {"commit": "c" * 40, "machine": {"gpu": "NVIDIA H200"}, "device_time": True,
+             "grid": {"backends": ["triton"]}}  # fmt: skip
+    cell = Cell("rms_norm", "forward", "bf16", "same", 1, 128)
+    record = {**vars(cell), "backends": {"triton": timed(1e-6)}, **gridfile.judge({})}
+    old = {"format": gridfile.FORMAT, **fresh, "grid": {k: [] for k in
+           ("ops", "phases", "dtypes", "weights", "backends", "m", "n")}, "cells": [record]}  # fmt: skip
+    path = tmp_path / "grid.json"
+    gridfile.write(path, old)
+    with pytest.raises(gridfile.BadGridFile, match="holds 1 cells measured at this commit"):
+        gridfile.continued(path, fresh, resume=False)
+    for other in ({"commit": "d" * 40}, {"machine": {"gpu": "NVIDIA H100"}}):
+        assert gridfile.continued(path, {**fresh, **other}, resume=False) == (
+            {**fresh, **other},
+            {},
+        )
