@@ -11,7 +11,7 @@ from typing import List, Optional  # noqa: UP035  (TorchScript reads these annot
 
 import torch
 
-from .ops import fused_add_rms_norm, rms_norm
+from .ops import FLOAT_DTYPES, fused_add_rms_norm, rms_norm
 
 _is_scripting = torch.jit.is_scripting  # looked up once; TorchScript knows it as its own
 
@@ -20,17 +20,28 @@ class RMSNorm(torch.nn.RMSNorm):
     """A drop-in for ``torch.nn.RMSNorm`` (same constructor, parameter and state_dict).
 
     ``normalized_shape`` may name several trailing dimensions; they are normalised together.
+    Whatever dtypes ``torch.nn.RMSNorm`` takes, this takes: a weight in a third dtype (a bf16
+    weight on f16 x) is used in f32, the output in x's dtype as torch's; x in a dtype the
+    kernels lack (float64) gets torch's own computation.
     """
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if _is_scripting():  # the only branch TorchScript compiles
             return _scripted_rms_norm(x, self.weight, self.normalized_shape, self.eps)
         shape = tuple(self.normalized_shape)
+        if not shape:
+            raise ValueError(
+                "RMSNorm's normalized_shape is empty: it names no dimension to normalise"
+            )
         if not isinstance(x, torch.Tensor) or tuple(x.shape[x.dim() - len(shape) :]) != shape:
             got = tuple(x.shape) if isinstance(x, torch.Tensor) else type(x).__name__
             raise ValueError(f"RMSNorm expects input whose trailing dims are {shape}, got {got}")
+        if x.dtype not in FLOAT_DTYPES:
+            return super().forward(x)
         n = math.prod(shape)
         weight = None if self.weight is None else self.weight.reshape(n)
+        if weight is not None and weight.dtype not in (x.dtype, torch.float32):
+            weight = weight.float()
         y = rms_norm(x.reshape(*x.shape[: x.dim() - len(shape)], n), weight, self.eps)
         return y.view(x.shape)
 

@@ -11,6 +11,7 @@ public functions ``rms_norm`` and ``fused_add_rms_norm``.
 """
 
 import contextlib
+import functools
 import math
 import numbers
 
@@ -90,7 +91,8 @@ def _check_weight(weight, x: torch.Tensor) -> None:
             f"weight has shape {tuple(weight.shape)}; expected ({n},) to match x's last dimension"
         )
     if weight.dtype not in (x.dtype, torch.float32):
-        raise TypeError(f"weight has dtype {weight.dtype}; expected {x.dtype} (x's) or float32")
+        also = "" if x.dtype == torch.float32 else " or float32"
+        raise TypeError(f"weight has dtype {weight.dtype}; expected {x.dtype} (x's){also}")
     if weight.device != x.device:
         raise ValueError(f"weight is on {weight.device} but x is on {x.device}")
 
@@ -245,9 +247,33 @@ def _backward(dy, x, weight, rstd, d_residual_out=None, compute_dw=True, dx_copy
 # --------------------------------------------------------------------------------------------
 # The Python path's autograd: the Functions take inputs of any shape [..., N] and flatten them
 # to rows inside forward and backward, where no autograd view nodes are recorded (each would
-# cost host time in both passes). Their gradients are not differentiable (once_differentiable:
-# a double backward raises, as the compiled path's does).
+# cost host time in both passes). Their gradients are not differentiable: a backward that would
+# record a graph through them (create_graph=True) raises, as the compiled path's does.
 # --------------------------------------------------------------------------------------------
+
+DOUBLE_BACKWARD = (
+    "rmsnorm_kernels: double backward (create_graph=True) is not supported; use "
+    "torch.nn.functional.rms_norm where second derivatives are needed"
+)
+
+
+def _first_order(backward):
+    """`backward`, computed without a graph, refusing a call that asks for one: with
+    create_graph=True, where a gradient or a saved input needs a gradient (as csrc/rmsnorm.cpp's
+    rms_norm_bwd_autograd). once_differentiable alone looks at the incoming gradients only: a
+    loss linear in the output (a constant dy) got a first-order gradient silently cut from
+    the graph, whose second derivative then came out wrong."""
+    once = once_differentiable(backward)
+
+    @functools.wraps(backward)
+    def checked(ctx, *grads):
+        if torch.is_grad_enabled() and any(
+            t is not None and t.requires_grad for t in (*grads, *ctx.saved_tensors)
+        ):
+            raise RuntimeError(DOUBLE_BACKWARD)
+        return once(ctx, *grads)
+
+    return checked
 
 
 def _shaped(t: torch.Tensor, shape) -> torch.Tensor:
@@ -264,7 +290,7 @@ class RMSNormFunction(torch.autograd.Function):
         return _shaped(y, x.shape)
 
     @staticmethod
-    @once_differentiable
+    @_first_order
     def backward(ctx, dy):
         x, weight, rstd = ctx.saved_tensors
         compute_dw = weight is not None and ctx.needs_input_grad[1]
@@ -303,7 +329,7 @@ class FusedAddRMSNormFunction(torch.autograd.Function):
         return _shaped(y, x.shape), _shaped(residual_out, x.shape)
 
     @staticmethod
-    @once_differentiable
+    @_first_order
     def backward(ctx, dy, d_residual_out):
         residual_out, weight, rstd = ctx.saved_tensors
         compute_dw = weight is not None and ctx.needs_input_grad[2]

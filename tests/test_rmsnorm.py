@@ -8,6 +8,7 @@ rmsnorm_kernels.reference.
 import itertools
 import json
 import os
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -671,11 +672,18 @@ def test_double_backward_is_refused(op):
         if op == "rms_norm"
         else rk.fused_add_rms_norm(x, residual, weight)[0]
     )
-    # the compiled path refuses at the first grad, the Python path at the second backward
-    with pytest.raises(RuntimeError, match="differentiate twice|double backward"):
-        loss = out.pow(2).sum()
-        (gx,) = torch.autograd.grad(loss, x, create_graph=True)
-        (loss + gx.pow(2).sum()).backward()
+    # both host paths refuse at the first grad that asks for a graph
+    with pytest.raises(RuntimeError, match="double backward"):
+        torch.autograd.grad(out.pow(2).sum(), x, create_graph=True)
+    # a loss linear in the output too (its dy needs no gradient; x, saved, does): the Python
+    # path's gradient was silently cut from the graph, and the second derivative came out wrong
+    out = rk.rms_norm(x, weight) if op == "rms_norm" else rk.fused_add_rms_norm(x, residual)[0]
+    with pytest.raises(RuntimeError, match="double backward"):
+        torch.autograd.grad((out * torch.arange(64.0).to(out)).sum(), x, create_graph=True)
+    # without create_graph, the same gradients are given
+    out = rk.rms_norm(x, weight) if op == "rms_norm" else rk.fused_add_rms_norm(x, residual)[0]
+    (gx,) = torch.autograd.grad((out * torch.arange(64.0).to(out)).sum(), x)
+    assert not gx.requires_grad and torch.isfinite(gx).all()
 
 
 def test_vmap_is_refused_with_a_clear_error():
@@ -705,7 +713,8 @@ def _t(*shape, dtype=F32):
 BAD_INPUTS = [
     ("weight shape", lambda: rk.rms_norm(_t(2, 8), _t(7)), ValueError, r"weight has shape \(7,\)"),
     ("weight 2-D", lambda: rk.rms_norm(_t(2, 8), _t(1, 8)), ValueError, r"expected \(8,\)"),
-    ("weight dtype", lambda: rk.rms_norm(_t(2, 8, dtype=BF16), _t(8, dtype=F16)), TypeError, "weight has dtype torch.float16"),
+    ("weight dtype", lambda: rk.rms_norm(_t(2, 8, dtype=BF16), _t(8, dtype=F16)), TypeError, r"weight has dtype torch.float16; expected torch.bfloat16 \(x's\) or float32"),
+    ("weight dtype, f32 x", lambda: rk.rms_norm(_t(2, 8), _t(8, dtype=F16)), TypeError, r"expected torch.float32 \(x's\)$"),
     ("integer x", lambda: rk.rms_norm(torch.ones(2, 8, dtype=torch.int32)), TypeError, "x has dtype torch.int32"),
     ("not a tensor", lambda: rk.rms_norm([1.0, 2.0]), TypeError, "x must be a torch.Tensor"),
     ("scalar x", lambda: rk.rms_norm(_t()), ValueError, "at least one dimension"),
@@ -716,6 +725,7 @@ BAD_INPUTS = [
     ("residual dtype", lambda: rk.fused_add_rms_norm(_t(2, 8), _t(2, 8, dtype=F16)), TypeError, "residual has dtype torch.float16"),
     ("integer residual", lambda: rk.fused_add_rms_norm(_t(2, 8), torch.ones(2, 8, dtype=torch.int64)), TypeError, "residual has dtype torch.int64"),
     ("module input", lambda: rk.RMSNorm([4, 8]).to(DEVICE)(_t(2, 8)), ValueError, r"trailing dims are \(4, 8\)"),
+    ("module of no dims", lambda: rk.RMSNorm([]).to(DEVICE)(_t(3)), ValueError, "normalized_shape is empty"),
 ]  # fmt: skip
 
 
@@ -777,6 +787,31 @@ def test_rmsnorm_module_is_a_drop_in(shape, affine):
     trailing = [shape] if isinstance(shape, int) else shape
     x = torch.randn(2, 5, *trailing, device=DEVICE)
     assert_close(ours(x), theirs(x), F32, "module output")
+
+
+@pytest.mark.parametrize(
+    "x_dtype, weight_dtype",
+    [(BF16, F16), (F16, BF16), (F32, BF16), (BF16, torch.float64), (torch.float64, F32)],
+    ids=lambda d: str(d).removeprefix("torch."),
+)
+def test_rmsnorm_module_takes_the_dtypes_torch_takes(x_dtype, weight_dtype):
+    """A weight in neither x's dtype nor f32, or x in float64: torch's module runs, so ours
+    does (replace_rmsnorm swaps such modules), with torch's output dtype and gradients."""
+    theirs = torch.nn.RMSNorm(16, dtype=weight_dtype, device=DEVICE)
+    with torch.no_grad():
+        theirs.weight.copy_(torch.randn_like(theirs.weight))
+    ours = rk.RMSNorm(16, dtype=weight_dtype, device=DEVICE)
+    ours.load_state_dict(theirs.state_dict())
+    x = torch.randn(4, 16, device=DEVICE).to(x_dtype)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # torch: "Mismatch dtype between input and weight"
+        expected = theirs(x)
+    y = ours(x)
+    assert y.dtype == expected.dtype == x_dtype
+    # one rounding to x's dtype apart at most (the weight's product is formed in f32)
+    torch.testing.assert_close(y.float(), expected.float(), rtol=1e-2, atol=2e-2)
+    y.float().sum().backward()
+    assert ours.weight.grad.dtype == weight_dtype and torch.isfinite(ours.weight.grad).all()
 
 
 def test_rmsnorm_module_defaults_behave_like_torch():

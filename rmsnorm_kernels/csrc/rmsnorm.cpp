@@ -427,7 +427,8 @@ void check_weight(const std::optional<Tensor>& weight, const Tensor& x) {
                         ",) to match x's last dimension"));
   TORCH_CHECK_TYPE(w.scalar_type() == x.scalar_type() || w.scalar_type() == at::kFloat,
                    cat("weight has dtype ", dtype_str(w.scalar_type()), "; expected ",
-                       dtype_str(x.scalar_type()), " (x's) or float32"));
+                       dtype_str(x.scalar_type()), " (x's)",
+                       x.scalar_type() == at::kFloat ? "" : " or float32"));
   TORCH_CHECK_VALUE(w.device() == x.device(), cat("weight is on ", w.device(), " but x is on ",
                     x.device()));
 }
