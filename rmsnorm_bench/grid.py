@@ -40,7 +40,7 @@ import time
 import warnings
 from pathlib import Path
 
-from . import ROOT, argument_parser, gridfile, instrument, require_gpu
+from . import ROOT, argument_parser, gridfile, gridplot, instrument, require_gpu
 from .gridfile import (
     FAILED,
     M_VALUES,
@@ -285,6 +285,9 @@ def main(argv=None) -> int:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         ap.exit(2, f"grid: cannot write into {out}: {e.strerror or e}\n")
+    for name in ("grid.json", *(f"{op}_{phase}.png" for op in args.ops for phase in args.phases)):
+        if (out / name).exists() and not (out / name).is_file():  # found before measuring
+            ap.exit(2, f"grid: {out / name} is in the way: it exists and is not a file\n")
     return measure_grid(args, out, smoke)
 
 
@@ -372,7 +375,7 @@ def measure_grid(args, out: Path, smoke: bool) -> int:
         print(f"grid: continuing {out / 'grid.json'}: {len(done)} cells kept, {len(cells)} to go")
     save([])
     save(run(cells, measure, args.budget, fits, available, checkpoint=checkpoint))
-    written = [out / "grid.json", *gridfile.draw(data, out)]
+    written = [out / "grid.json", *gridplot.draw(data, out)]
     print(gridfile.summary(data))
     print(f"grid: wrote {', '.join(str(w) for w in written)}")
     ours = [r["backends"].get(instrument.OURS, {}).get("status") for r in data["cells"]]

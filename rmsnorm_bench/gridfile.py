@@ -1,9 +1,9 @@
 """The grid of rmsnorm_bench.grid: its cells in the order measured, each cell judged, its file
-(grid.json) read back, the summary, the heatmaps.
+(grid.json) written, continued and read back, the summary.
 
 A library module of rmsnorm_bench.grid (which measures the cells, writes the file and
 describes it in its --help), not a tool. A report or page that shows a grid calls
-load(path), then summary(data) or draw(data, folder).
+load(path), then summary(data) or gridplot.draw(data, folder).
 
 The file: "format" (FORMAT), "commit", "machine" (machine.facts()), "device_time" (whether
 device time was measured: not in the CPU smoke mode), "grid" (its axes: ops, phases, dtypes,
@@ -20,7 +20,6 @@ reached": a run that is killed keeps what it measured, and --resume continues fr
 import contextlib
 import itertools
 import json
-import math
 import os
 import sys
 from dataclasses import dataclass
@@ -43,13 +42,6 @@ CHECKPOINT_SECONDS = 30  # how often a run in progress rewrites its file
 # ours is "behind" where the best peer's device time is lower than ours by more than this
 # share: twice the 1% to which grid.CONTRACT asks each median to be known
 BEHIND = 0.02
-# letters in a heatmap's grey cells (no ratio there), by our status
-MARKS = {FAILED: "F", UNSUPPORTED: "U", SKIPPED: "S", NOT_REACHED: "", OK: "-"}
-TICKS = (0.5, 0.67, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 2.0)  # of the colour bar, log scale
-KEY = (
-    f"above 1: ours ahead; hatched: ours behind by more than {BEHIND:.0%}; grey: no ratio "
-    "(F ours failed, U unsupported, S skipped, - no peer or no time, blank not reached)"
-)
 
 
 class BadGridFile(ValueError):
@@ -174,7 +166,56 @@ def load(path) -> dict:
         raise BadGridFile(f"{path}: its grid lacks some of the axes {', '.join(names)}")
     if not isinstance(data.get("machine", {}), dict):
         raise BadGridFile(f"{path}: its machine is not an object of facts")
+    if problem := next(filter(None, (fault(data), *map(cell_fault, cells))), None):
+        raise BadGridFile(f"{path}: {problem}")
     return data
+
+
+def _number(value, low=0.0) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and value >= low
+
+
+def fault(data: dict) -> str | None:
+    """What is wrong with a grid's own fields (its cells aside), as the readers use them."""
+    if not all(_number(v, 1) and v == int(v) for k in ("m", "n") for v in data["grid"][k]):
+        return "its grid's m and n are not all positive whole numbers"
+    unavailable = data.get("unavailable", {})
+    if not isinstance(unavailable, dict) or not all(
+        isinstance(ops, dict) and all(isinstance(why, str) for why in ops.values())
+        for ops in unavailable.values()
+    ):
+        return "its unavailable is not {backend: {op: why}}"
+    for k in ("elapsed_s", "budget_s"):
+        if data.get(k) is not None and not _number(data[k]):
+            return f"its {k} is not a number of seconds"
+    if not isinstance(data.get("runs", []), list):
+        return "its runs are not a list"
+    return None
+
+
+def cell_fault(cell: dict) -> str | None:
+    """What is wrong with one cell, as the readers use it: its shape, each backend's result,
+    its verdict."""
+    if not (_number(cell["m"], 1) and _number(cell["n"], 1)):
+        return f"a cell's m and n are not positive whole numbers ({cell['m']!r}, {cell['n']!r})"
+    where_ = f"cell {cell['op']} {cell['phase']} {cell['m']}x{cell['n']} {cell['dtype']}"
+    results = cell["backends"]
+    if not isinstance(results, dict) or not results:
+        return f"{where_}: its backends are not {{backend: result}}"
+    for name, r in results.items():
+        if not isinstance(r, dict) or r.get("status") not in STATUSES:
+            return f"{where_}: {name}'s result has no status of {', '.join(STATUSES)}"
+        median = r.get("median_s")
+        if median is not None and not (_number(median) and median > 0):
+            return f"{where_}: {name}'s median_s is not a positive number of seconds"
+    ratio, best = cell["ours_over_best_peer"], cell["best_peer"]
+    if (ratio is not None and not (_number(ratio) and ratio > 0)) or (
+        best is not None and best not in results
+    ):
+        return f"{where_}: its ours_over_best_peer or best_peer is not one of its results"
+    if not isinstance(cell["behind"], bool):
+        return f"{where_}: its behind is not true or false"
+    return None
 
 
 def where(data: dict) -> str:
@@ -305,79 +346,6 @@ def continued(path: Path, fresh: dict, resume: bool) -> tuple[dict, dict]:
     old["budget_s"] = fresh["budget_s"]
     old.setdefault("unavailable", {})
     return old, {key(c): c for c in old["cells"]}
-
-
-def panels(data: dict) -> list[tuple[str, str]]:
-    """The (dtype, weight) panels of one heatmap."""
-    grid = data["grid"]
-    return [(d, w) for d in grid["dtypes"] for w in grid["weights"] if has_cell(d, w)]
-
-
-def draw(data: dict, out: Path) -> list[Path]:
-    """<op>_<phase>.png in `out` for each op and phase of the grid: a heatmap per (dtype,
-    weight), M up, N across, colour best peer / ours (above 1: ours ahead, log scale), the
-    cells where ours is behind by more than BEHIND hatched, cells without a ratio grey (with
-    our status's letter, MARKS). Returns the files written."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    grid, chosen, written = data["grid"], panels(data), []
-    cols = min(2, len(chosen))
-    rows = math.ceil(len(chosen) / cols)
-    size = (0.55 * len(grid["n"]) * cols + 2, 0.45 * len(grid["m"]) * rows + 2)
-    for op, phase in ((op, phase) for op in grid["ops"] for phase in grid["phases"]):
-        fig, axes = plt.subplots(rows, cols, figsize=size, squeeze=False, layout="constrained")
-        for ax in axes.flat[len(chosen) :]:
-            ax.axis("off")
-        for ax, (dtype, weight) in zip(axes.flat, chosen, strict=False):
-            cells = {
-                (c["m"], c["n"]): c
-                for c in data["cells"]
-                if (c["op"], c["phase"], c["dtype"], c["weight"]) == (op, phase, dtype, weight)
-            }
-            image = draw_panel(ax, cells, grid["m"], grid["n"])
-            ax.set_title(f"x {dtype}, weight {dtype if weight == 'same' else weight}", fontsize=9)
-        bar = fig.colorbar(image, ax=axes, shrink=0.6, label="best peer / ours (device time)")
-        bar.ax.minorticks_off()
-        bar.set_ticks(TICKS, labels=[f"{t:g}" for t in TICKS])
-        fig.suptitle(f"{op} {phase} ({where(data)})\n{KEY}", fontsize=8)
-        written.append(out / f"{op}_{phase}.png")
-        fig.savefig(written[-1], dpi=100)
-        plt.close(fig)
-    return written
-
-
-def draw_panel(ax, cells: dict, ms, ns):
-    """One heatmap of {(m, n): cell} on `ax`; returns its image (for the colour bar)."""
-    import matplotlib.pyplot as plt
-    from matplotlib.colors import LogNorm
-    from matplotlib.patches import Rectangle
-
-    values = [[math.nan] * len(ns) for _ in ms]
-    for (i, m), (j, n) in itertools.product(enumerate(ms), enumerate(ns)):
-        cell = cells.get((m, n))
-        ratio = cell and cell["ours_over_best_peer"]
-        if ratio:
-            values[i][j] = 1 / ratio
-            text = f"{1 / ratio:.2f}"
-        else:
-            text = MARKS.get(cell and cell["backends"].get(OURS, {}).get("status"), "")
-        ax.text(j, i, text, ha="center", va="center", fontsize=6)
-        if cell and cell["behind"]:
-            ax.add_patch(
-                Rectangle((j - 0.5, i - 0.5), 1, 1, fill=False, hatch="///", lw=0, ec="0.35")
-            )
-    cmap = plt.get_cmap("RdYlGn").with_extremes(bad="lightgrey")  # bad: NaN, no ratio
-    image = ax.imshow(
-        values, cmap=cmap, norm=LogNorm(vmin=0.5, vmax=2.0), origin="lower", aspect="auto"
-    )
-    ax.set_xticks(range(len(ns)), [str(n) for n in ns], rotation=90, fontsize=7)
-    ax.set_yticks(range(len(ms)), [str(m) for m in ms], fontsize=7)
-    ax.set_xlabel("N", fontsize=8)
-    ax.set_ylabel("M", fontsize=8)
-    return image
 
 
 if __name__ == "__main__":

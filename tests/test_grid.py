@@ -3,10 +3,12 @@ cells and the budget's cut-off, the memory cap, the judgement of each cell, its 
 heatmaps from synthetic data; then a tiny run in the CPU smoke mode, end to end, and one on a
 GPU where there is one."""
 
+import re
+
 import pytest
 import torch.nn.functional as F
 
-from rmsnorm_bench import grid, gridfile, instrument
+from rmsnorm_bench import grid, gridfile, gridplot, instrument
 from rmsnorm_bench.gridfile import FAILED, NOT_REACHED, OK, SKIPPED, UNSUPPORTED, Cell
 
 OPS, DTYPES = instrument.OPS, instrument.DTYPE_NAMES
@@ -65,6 +67,15 @@ def test_the_smoke_mode_takes_small_explicit_shapes_only(argv, smoke_mode, tmp_p
     err = capsys.readouterr().err
     assert "give small --m and --n (M x N at most 65,536" in err
     assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.parametrize("name", ["grid.json", "rms_norm_backward.png"])
+def test_an_output_in_the_way_is_refused_before_measuring(name, smoke_mode, tmp_path, capsys):
+    (tmp_path / name).mkdir()
+    assert exit_status(["--m", "1", "--n", "128", "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert f"{tmp_path / name} is in the way: it exists and is not a file" in err
+    assert sorted(p.name for p in tmp_path.iterdir()) == [name]
 
 
 def test_a_bad_grid_file_is_refused(tmp_path, capsys):
@@ -310,6 +321,52 @@ def synthetic():
             "cells": records}  # fmt: skip
 
 
+def spoil_cell(key, value):
+    def spoil(data):
+        data["cells"][0][key] = value
+
+    return spoil
+
+
+def spoil_result(value):
+    def spoil(data):
+        data["cells"][0]["backends"]["triton"] = value
+
+    return spoil
+
+
+# (a change to a good file, what the refusal says): each made a reader crash before
+SPOILED = [
+    (lambda d: d.update(unavailable=[1]), "its unavailable is not {backend: {op: why}}"),
+    (lambda d: d.update(unavailable={"liger": "missing"}), "its unavailable is not"),
+    (lambda d: d.update(elapsed_s="x"), "its elapsed_s is not a number of seconds"),
+    (lambda d: d.update(runs={}), "its runs are not a list"),
+    (lambda d: d["grid"].update(m=["1"]), "its grid's m and n are not all positive whole"),
+    (spoil_result("ok"), "triton's result has no status of ok, failed"),
+    (spoil_result({}), "triton's result has no status"),
+    (spoil_result({"status": "ok", "median_s": -1e-6}), "triton's median_s is not a positive"),
+    (spoil_result({"status": "ok", "median_s": "fast"}), "triton's median_s is not a positive"),
+    (spoil_cell("backends", []), "its backends are not {backend: result}"),
+    (spoil_cell("m", "1"), "a cell's m and n are not positive whole numbers"),
+    (spoil_cell("ours_over_best_peer", "2"), "its ours_over_best_peer or best_peer is not"),
+    (spoil_cell("best_peer", "nobody"), "its ours_over_best_peer or best_peer is not"),
+    (spoil_cell("behind", "no"), "its behind is not true or false"),
+]
+
+
+@pytest.mark.parametrize("spoil, message", SPOILED)
+def test_a_grid_file_with_a_bad_field_is_refused_by_name(spoil, message, tmp_path, capsys):
+    data = synthetic()
+    spoil(data)
+    path = tmp_path / "grid.json"
+    path.write_text(gridfile.dumps(data))
+    with pytest.raises(gridfile.BadGridFile, match=re.escape(message)):
+        gridfile.load(path)
+    assert exit_status(["--show", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
 def test_the_file_reads_back_as_written(tmp_path):
     data = synthetic()
     path = tmp_path / "grid.json"
@@ -340,11 +397,11 @@ def test_the_summary_counts_and_names_the_worst_cells(tmp_path, capsys):
 def test_a_heatmap_per_op_and_phase_is_drawn(tmp_path):
     data = synthetic()
     data["cells"][0]["ours_over_best_peer"] = None  # a grey cell
-    written = gridfile.draw(data, tmp_path)
+    written = gridplot.draw(data, tmp_path)
     assert [p.name for p in written] == [f"{o}_{p}.png" for o in OPS for p in gridfile.PHASES]
     for path in written:
         assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and path.stat().st_size > 10_000
-    assert gridfile.panels(data) == [("bf16", "same"), ("bf16", "f32"), ("f32", "same")]
+    assert gridplot.panels(data) == [("bf16", "same"), ("bf16", "f32"), ("f32", "same")]
 
 
 # --- end to end -------------------------------------------------------------------------------
