@@ -38,6 +38,15 @@ def argument_parser(module: str, doc: str) -> argparse.ArgumentParser:
     )
 
 
+def folder_problem(folder: Path, option: str) -> str | None:
+    """Why `folder`, given as `option`, cannot be written into, or None: it, or the nearest
+    part of its path that exists (a folder not there yet is made), must be a folder."""
+    if folder.exists():
+        return None if folder.is_dir() else f"{option} {folder}: exists and is not a folder"
+    there = next(p for p in folder.absolute().parents if p.exists())
+    return None if there.is_dir() else f"{option} {folder}: {there} is not a folder"
+
+
 def require_gpu(ap: argparse.ArgumentParser, instrument=True, smoke_mode=False) -> None:
     """Exit with status 2 and a line that names the problem where the tool of `ap` cannot
     measure here: no CUDA or ROCm GPU, or (a tool that measures through the instrument,

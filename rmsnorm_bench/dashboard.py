@@ -35,7 +35,7 @@ import threading
 import urllib.request
 from pathlib import Path
 
-from . import ROOT, argument_parser, asvfiles
+from . import ROOT, argument_parser, asvfiles, folder_problem
 
 BENCH = "bench_rmsnorm.RMSNormBackward.track_time"
 SUITES = ("RMSNormForward", "RMSNormBackward", "FusedAddRMSNormForward", "FusedAddRMSNormBackward")
@@ -178,6 +178,9 @@ def main(argv=None) -> int:
     ap.add_argument("--screenshots", type=Path, help="save the pictures here too")
     ap.add_argument("--results", type=Path, default=ROOT / "results", help="what was published")
     args = ap.parse_args(argv)
+    # found before the browser runs, not after it
+    if args.screenshots and (problem := folder_problem(args.screenshots, "--screenshots")):
+        ap.exit(2, f"dashboard: {problem}\n")
     index = read_index(ap, args.html_dir)
     newest = read_newest(ap, args.results)
     head = ["git", "-C", str(ROOT), "rev-parse", "HEAD"]
@@ -229,7 +232,10 @@ def main(argv=None) -> int:
         found, reports = check_reports(chromium, base, index)
         problems += found
         if args.screenshots:
-            args.screenshots.mkdir(parents=True, exist_ok=True)
+            try:
+                args.screenshots.mkdir(parents=True, exist_ok=True)
+            except OSError as e:  # no permission, say
+                ap.exit(2, f"dashboard: --screenshots {args.screenshots}: {e.strerror or e}\n")
             screenshot(chromium, base, args.screenshots / "front.png")
             screenshot(chromium, base + "#" + SHOWN, args.screenshots / "graph.png")
             first = re.findall(r'href="([^"/]+/[0-9a-f]{8}/)"', reports)

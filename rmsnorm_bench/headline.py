@@ -6,6 +6,7 @@ public call's Torch/ours; above it, one line naming the machine, GPU, commit, da
 versions the figures come from. README's table is this output.
 """
 
+import sys
 from datetime import datetime, timezone
 
 from .asvfiles import figures
@@ -93,3 +94,12 @@ def print_headline(run, cases: str | None, ceiling_gbps=None):
         )
     ceiling = ceiling_gbps or COPY_CEILING_GBPS.get(run["params"].get("machine"))
     print(headline(run, wanted, ceiling))
+
+
+if __name__ == "__main__":
+    print(
+        "rmsnorm_bench.headline: a library module of rmsnorm_bench.report, not a tool; "
+        "python -m rmsnorm_bench.report --headline prints README's table",
+        file=sys.stderr,
+    )
+    sys.exit(2)

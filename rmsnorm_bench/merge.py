@@ -9,8 +9,9 @@ file is checked first, by the rule every tool reads results by (asvformat.proble
 asv's results format 2, the fields asv and these tools read, one entry per parameter set, no
 parameter value twice, every figure a finite number >= 0 or null, the machine and commit its
 place names), and a machine's folder may hold one results file per commit, with what is
-here: one that is not usable is named with its problem, and nothing is copied. Exit status 2
-when refused.
+here: one that is not usable is named with its problem, and nothing is copied. So is every
+destination, before anything is copied: an --into that is a file or cannot be made, a file
+where a machine folder goes, a directory where a file goes. Exit status 2 when refused.
 """
 
 import filecmp
@@ -18,13 +19,16 @@ import shutil
 import sys
 from pathlib import Path
 
-from . import ROOT, argument_parser
+from . import ROOT, argument_parser, folder_problem
 from .asvfiles import BadFile, is_verdict, read_json, readable_runs, same_commit
 from .asvformat import machine_problems, problems
 
 
 def plan(source: Path, into: Path):
-    new, same, conflicts, bad = [], [], [], []
+    """(new, same, conflicts, bad, in_the_way): the files to copy (source, target), those
+    already here, those here with other content, what is wrong with the source, and what
+    stands where a machine folder or a results file is to go."""
+    new, same, conflicts, bad, in_the_way = [], [], [], [], []
     arriving = {}  # {machine: [(path, run)]} of the new results files
     for f in sorted(source.glob("*/*.json")):
         try:
@@ -42,7 +46,11 @@ def plan(source: Path, into: Path):
             bad.append(f"{f}: not a usable asv {kind} file: {'; '.join(found)}")
             continue
         target = into / f.parent.name / f.name
-        if not target.exists():
+        if target.parent.exists() and not target.parent.is_dir():
+            in_the_way.append(f"{target.parent}: a file where a machine folder goes")
+        elif target.is_dir():
+            in_the_way.append(f"{target}: a directory where a results file goes")
+        elif not target.exists():
             new.append((f, target))
             if kind == "results":
                 arriving.setdefault(f.parent.name, []).append((f, data))
@@ -58,7 +66,23 @@ def plan(source: Path, into: Path):
                 f"{source / machine}: no machine.json beside its results, here or in "
                 f"{into / machine} (asv publish leaves out a machine folder without one)"
             )
-    return new, same, conflicts, bad
+    return new, same, conflicts, bad, sorted(set(in_the_way))
+
+
+def make_folders(folders: list[Path]) -> None:
+    """Make the folders the files go into, before any file is copied; where one cannot be
+    made, the ones made are removed again and OSError names the one that could not."""
+    made = []
+    try:
+        for folder in folders:
+            missing = [p for p in [folder, *folder.parents] if not p.exists()]
+            for part in reversed(missing):
+                part.mkdir()
+                made.append(part)
+    except OSError as e:
+        for part in reversed(made):
+            part.rmdir()
+        raise OSError(f"cannot make {e.filename or folder} ({e.strerror or e})") from None
 
 
 def main(argv=None) -> int:
@@ -73,9 +97,13 @@ def main(argv=None) -> int:
     if not any(args.source.glob("*/*.json")):
         ap.exit(2, f"merge: no machine folder of results under {args.source}: nothing to merge "
                 "(give another clone's results/)\n")  # fmt: skip
-    new, same, conflicts, bad = plan(args.source, args.into)
+    if problem := folder_problem(args.into, "--into"):
+        ap.exit(2, f"merge: refused, nothing copied: {problem}\n")
+    new, same, conflicts, bad, in_the_way = plan(args.source, args.into)
     if bad:
         ap.exit(2, "merge: refused, nothing copied: bad input:\n  " + "\n  ".join(bad) + "\n")
+    if in_the_way:
+        ap.exit(2, f"merge: refused, nothing copied: {'; '.join(in_the_way)}\n")
     if conflicts:
         names = "\n  ".join(str(c) for c in conflicts)
         ap.exit(
@@ -83,8 +111,11 @@ def main(argv=None) -> int:
             f"merge: refused, nothing copied: {len(conflicts)} file(s) exist with other "
             f"content (the same machine name used twice?):\n  {names}\n",
         )
+    try:
+        make_folders(sorted({target.parent for _, target in new}))
+    except OSError as e:
+        ap.exit(2, f"merge: refused, nothing copied: --into {args.into}: {e}\n")
     for src, target in new:
-        target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(src, target)
     print(f"merge: {len(new)} file(s) copied, {len(same)} already here")
     return 0

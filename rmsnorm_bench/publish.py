@@ -43,7 +43,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from . import ROOT, argument_parser, asvfiles, pages, vendor
+from . import ROOT, argument_parser, asvfiles, pages, report, vendor
 
 COMMIT_URL_ENV = "RMSNORM_BENCH_COMMIT_URL"
 # asv.conf.json's show_commit_url until the project's repository is known
@@ -269,6 +269,19 @@ def publish(
         install(site, out)
 
 
+def html_dir_problem(html_dir: Path, results: Path = ROOT / "results") -> str | None:
+    """Why --html-dir cannot take the dashboard, or None: the places report --out refuses
+    (report.out_problem: a file, a folder in the results, whose every folder report, publish
+    and merge read as a machine's), less the repository's html/, which is the dashboard's."""
+    if html_dir.resolve().is_relative_to((ROOT / "html").resolve()):
+        return None
+    problem = report.out_problem(html_dir, results)
+    if problem is None:
+        return None
+    why = problem.removeprefix(f"--out {html_dir}: ").removesuffix("; write the report elsewhere")
+    return f"--html-dir {html_dir}: {why}; publish the dashboard elsewhere"
+
+
 def server(directory: Path, port: int) -> http.server.ThreadingHTTPServer:
     """A server of `directory` on 127.0.0.1 (port 0: a free one), bound before publishing, so
     that a port in use is found first."""
@@ -311,6 +324,8 @@ def main(argv=None) -> int:
         "show_commit_url, pyproject.toml's repository + /commit/)",
     )
     args = ap.parse_args(argv)
+    if problem := html_dir_problem(args.html_dir):
+        ap.exit(2, f"publish: {problem}\n")
     out = args.html_dir.resolve()
     signal.signal(signal.SIGTERM, _terminated)
     try:

@@ -15,7 +15,9 @@ the file of a commit that a run measured again in an environment of another name
 Python: asv writes a second file), since the tools read one file per machine and commit: the
 new one replaces it, unless it measured nothing.
 Called without options, this module settles a copy left behind by a run that was killed
-(asvrun does so by itself before its next run).
+(asvrun does so by itself before its next run), into the results folder it was kept of only;
+a RESULTS_DIR that is not that folder, or a file of the copy that cannot be read, is refused
+(exit status 2) and the copy left as it was.
 """
 
 import itertools
@@ -280,6 +282,27 @@ def settle(results: Path, machine: str, copy: Path, keep_benchmarks: bool = Fals
     return outcome
 
 
+def results_problem(results: Path, machine: str, copy: Path) -> str | None:
+    """Why `results` is not the results folder `copy` was kept of, or None. It must be a
+    folder holding what the copy holds (results/<machine>/, benchmarks.json: a run adds to
+    them, never removes them): settled into a mistyped path, the copy would make that path's
+    folder and then be removed, leaving the real results unsettled and without their copy."""
+    if not results.is_dir():
+        what = "is not a folder" if results.exists() else "does not exist"
+        return f"{results} {what}: give the results folder the copy in {copy} was kept of"
+    missing = []
+    if (copy / "machine").is_dir() and not (results / machine).is_dir():
+        missing.append(f"{machine}/")
+    if (copy / "benchmarks.json").is_file() and not (results / "benchmarks.json").is_file():
+        missing.append("benchmarks.json")
+    if missing:
+        return (
+            f"{results} holds no {' and no '.join(missing)}, which the copy in {copy} holds: "
+            "not the results folder it was kept of"
+        )
+    return None
+
+
 def main(argv=None) -> int:
     ap = argument_parser(__spec__.name, __doc__)
     ap.add_argument("results", type=Path, help="a results/ folder")
@@ -290,7 +313,12 @@ def main(argv=None) -> int:
     if not copy.is_dir():
         print(f"store: no copy of {args.machine}'s results waiting in {args.state}")
         return 0
-    outcome = settle(args.results, args.machine, copy)
+    if problem := results_problem(args.results, args.machine, copy):
+        ap.exit(2, f"store: {problem}; the copy is left as it was\n")
+    try:
+        outcome = settle(args.results, args.machine, copy)
+    except BadFile as e:  # a file of the copy: settle stops before it writes anything
+        ap.exit(2, f"store: {e}; nothing settled, the copy is left as it was\n")
     for line in outcome.lines:
         print(f"store: {line}")
     print(f"store: settled: {outcome.measured} figure(s) added, {outcome.kept} kept")

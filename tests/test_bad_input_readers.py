@@ -232,12 +232,87 @@ def test_merge_refuses_a_machine_file_without_its_name(store, tmp_path, capsys):
     assert stored(store) == before and not (tmp_path / "into").exists()
 
 
-# pages is publish's library, no tool: run as one, it says so
+# merge --into: every destination checked before anything is copied
 
 
+def test_merge_refuses_a_destination_it_cannot_copy_into(store, tmp_path, capsys):
+    source = tmp_path / "src"
+    write_run(source / "h200", "c" * 40, 3, CASE)
+    write_run(source / "mi355x", "d" * 40, 4, CASE)
+    notes = tmp_path / "notes.md"
+    notes.write_text("mine")
+    expected = {
+        notes: f"--into {notes}: exists and is not a folder",
+        notes / "sub": f"--into {notes / 'sub'}: {notes} is not a folder",
+        "/proc/nope": "--into /proc/nope: cannot make /proc/nope",
+    }
+    for into, problem in expected.items():
+        err = refused(capsys, merge, source, "--into", into)
+        assert problem in err and err.count("\n") == 1 and "Traceback" not in err, err
+    assert notes.read_text() == "mine"
+    # a file where a machine folder goes: refused before the other machine's files are copied
+    into = tmp_path / "into"
+    (into / "h200").mkdir(parents=True)
+    (into / "mi355x").write_text("mine")
+    err = refused(capsys, merge, source, "--into", into)
+    assert f"{into / 'mi355x'}: a file where a machine folder goes" in err and "nothing" in err
+    assert stored(into) == {into / "mi355x": b"mine"}
+
+
+def test_merge_names_a_directory_in_the_way_of_a_results_file(store, tmp_path, capsys):
+    source = tmp_path / "src"
+    path = write_run(source / "h200", "c" * 40, 3, CASE)
+    (store / "h200" / path.name).mkdir()
+    before = stored(store)
+    err = refused(capsys, merge, source, "--into", store)
+    assert f"{store / 'h200' / path.name}: a directory where a results file goes" in err
+    assert "other content" not in err and stored(store) == before
+
+
+# publish --html-dir: never into the results, which every tool reads folder by folder
+
+
+@pytest.mark.parametrize("html_dir", ["results/html", "results", "results/h200/.."])
+def test_publish_refuses_an_html_dir_in_the_results(html_dir, monkeypatch, capsys):
+    monkeypatch.setattr(publish, "publish", lambda *a, **k: pytest.fail("publish ran"))
+    monkeypatch.setattr(publish.signal, "signal", lambda *a: None)
+    err = refused(capsys, publish, "--html-dir", ROOT / html_dir)
+    assert f"--html-dir {ROOT / html_dir}: lies in the repository's results/" in err
+    assert err.count("\n") == 1 and not (ROOT / "results" / "html").exists()
+
+
+def test_publish_checks_an_html_dir_as_report_checks_its_out(store, tmp_path):
+    assert "lies in the results read" in publish.html_dir_problem(store / "html", store)
+    assert publish.html_dir_problem(tmp_path / "site", store) is None
+    assert publish.html_dir_problem(ROOT / "html", store) is None  # the dashboard's own
+
+
+# dashboard --screenshots: a folder, checked before the browser runs
+
+
+def test_dashboard_refuses_screenshots_onto_a_file_first(tmp_path, monkeypatch, capsys):
+    monkeypatch.setattr(dashboard, "read_index", lambda *a: pytest.fail("the check ran"))
+    notes = tmp_path / "notes.md"
+    notes.write_text("mine")
+    for folder, problem in [
+        (notes, f"--screenshots {notes}: exists and is not a folder"),
+        (notes / "pictures", f"--screenshots {notes / 'pictures'}: {notes} is not a folder"),
+    ]:
+        err = refused(capsys, dashboard, tmp_path, "--commit", "X", "--screenshots", folder)
+        assert problem in err and "Traceback" not in err
+    assert notes.read_text() == "mine"
+
+
+# library modules, no tools: run as one, each says so and names the tool (headline printed
+# nothing and exited 0)
+LIBRARIES = [("pages", "rmsnorm_bench.publish"), ("headline", "rmsnorm_bench.report --headline"),
+             ("gridfile", "rmsnorm_bench.grid"), ("gridplot", "rmsnorm_bench.grid")]  # fmt: skip
+
+
+@pytest.mark.parametrize("module, tool", LIBRARIES)
 @pytest.mark.parametrize("argv", [[], ["--help"]])
-def test_pages_run_as_a_tool_says_it_is_a_library(argv):
-    cmd = [sys.executable, "-m", "rmsnorm_bench.pages", *argv]
+def test_a_library_run_as_a_tool_says_so(module, tool, argv):
+    cmd = [sys.executable, "-m", f"rmsnorm_bench.{module}", *argv]
     done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
     assert done.returncode == 2 and "library module" in done.stderr
-    assert "rmsnorm_bench.publish" in done.stderr and "Traceback" not in done.stderr
+    assert tool in done.stderr and "Traceback" not in done.stderr

@@ -13,7 +13,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from rmsnorm_bench import ROOT, asvargs, asvrun, compare, machine
+from rmsnorm_bench import ROOT, asvargs, asvrun, compare, machine, selftest, store
+
+from .test_tracker import write_run
 
 
 def check(*asv_args):
@@ -77,6 +79,16 @@ def test_machine_names_that_are_no_plain_folder_name_are_refused(name, capsys):
         asvrun.main([f"--machine={name}", "--", "run", "HEAD^!"])
     assert stopped.value.code == 2
     assert "a machine name starts with a letter or digit" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", ["../x", "..", "a/b", ".hidden"])
+def test_the_self_test_refuses_a_machine_name_as_compare_does(name, monkeypatch, capsys):
+    # the issue's: ../x reached the config's copy, .asv-selftest-../x.json, as a raw OSError
+    monkeypatch.setattr(selftest, "run", lambda *a: pytest.fail("the self-test ran"))
+    with pytest.raises(SystemExit) as stopped:
+        selftest.main(["--machine", name])
+    err = capsys.readouterr().err
+    assert stopped.value.code == 2 and machine.NAME_RULE in err and "Errno" not in err
 
 
 def test_machine_tool_refuses_dot_dot(capsys):
@@ -328,3 +340,53 @@ def test_scripts_run_refuses_a_machine_name_of_other_facts_and_force_re_register
     assert forced.returncode == 2 and "unknown backend(s) 'tritn'" in forced.stderr
     assert json.loads((tmp_path / ".asv-machine.json").read_text())["nvidia-h200"]["gpu"] == "none"
     assert subprocess.run(status, cwd=ROOT, capture_output=True).stdout == tracked
+
+
+# store RESULTS MACHINE: a killed run's copy is settled into the results it was kept of only
+
+
+def kept_run(tmp_path):
+    """results/ of machine h200 and the copy a run kept of it (STATE/kept-h200)."""
+    results, state = tmp_path / "results", tmp_path / "state"
+    write_run(results / "h200", "a" * 40, 1, {("1x256-bf16", "triton"): 1e-3})
+    (results / "benchmarks.json").write_text('{"version": 2}')
+    store.keep(results, "h200", state / "kept-h200")
+    return results, state
+
+
+def files(folder: Path) -> dict:
+    return {p: p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_store_refuses_a_results_folder_the_copy_was_not_kept_of(tmp_path, capsys):
+    results, state = kept_run(tmp_path)
+    copy = files(state)
+    (tmp_path / "notes.md").write_text("mine")
+    (tmp_path / "docs").mkdir()
+    for where, problem in [
+        ("typo", "does not exist"),
+        ("notes.md", "is not a folder"),
+        ("docs", "holds no h200/ and no benchmarks.json"),
+    ]:
+        with pytest.raises(SystemExit) as stopped:
+            store.main([str(tmp_path / where), "h200", "--state", str(state)])
+        err = capsys.readouterr().err
+        assert stopped.value.code == 2 and problem in err and err.count("\n") == 1, err
+        assert files(state) == copy  # the copy stays, to be settled into the real results
+    assert not (tmp_path / "typo").exists() and list((tmp_path / "docs").iterdir()) == []
+    assert store.main([str(results), "h200", "--state", str(state)]) == 0
+    assert not (state / "kept-h200").exists()
+
+
+def test_store_names_a_corrupt_file_of_the_copy_and_changes_nothing(tmp_path, capsys):
+    results, state = kept_run(tmp_path)
+    kept = state / "kept-h200" / "machine" / f"{'a' * 8}-virtualenv-py3.11.json"
+    kept.write_text("{")
+    write_run(results / "h200", "a" * 40, 1, {("1x256-bf16", "triton"): 2e-3})  # re-measured
+    before, copy = files(results), files(state)
+    with pytest.raises(SystemExit) as stopped:
+        store.main([str(results), "h200", "--state", str(state)])
+    err = capsys.readouterr().err
+    assert stopped.value.code == 2 and f"store: {kept}: not valid JSON" in err, err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert files(results) == before and files(state) == copy

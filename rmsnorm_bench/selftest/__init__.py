@@ -70,7 +70,7 @@ import sys
 import time
 from pathlib import Path
 
-from .. import ROOT, argument_parser, asvargs, asvfiles, asvrun, instrument
+from .. import ROOT, argument_parser, asvargs, asvfiles, asvrun, instrument, machine
 from .find import check_find, host_case, plan_find
 from .plants import (
     FRACTION,
@@ -238,6 +238,9 @@ def main(argv=None) -> int:
     ap.add_argument("--keep", action="store_true", help="keep the selftest/ branches")
     ap.add_argument("asv_args", nargs=argparse.REMAINDER, help="-- then options for asv")
     args = ap.parse_args(argv)
+    # it names files and folders (the config's copy, results/<machine>/), as compare checks it
+    if not machine.NAME.fullmatch(args.machine):
+        ap.error(f"machine name {machine.shown(args.machine)}: {machine.NAME_RULE}")
     if args.factor is None:
         args.factor = FACTOR[instrument.DEVICE]
     if not math.isfinite(args.factor) or args.factor < 1:
