@@ -38,6 +38,14 @@ def argument_parser(module: str, doc: str) -> argparse.ArgumentParser:
     )
 
 
+def revision(text: str) -> str:
+    """An argparse type: a commit hash or its prefix, never blank (which would read as the
+    option not given, and so as its default)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError("expected a commit hash or its prefix, got nothing")
+    return text.strip()
+
+
 def folder_problem(folder: Path, option: str) -> str | None:
     """Why `folder`, given as `option`, cannot be written into, or None: it, or the nearest
     part of its path that exists (a folder not there yet is made), must be a folder."""

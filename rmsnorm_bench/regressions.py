@@ -42,7 +42,7 @@ import re
 import sys
 from pathlib import Path
 
-from . import ROOT, argument_parser
+from . import ROOT, argument_parser, revision
 from .asvfiles import BadCommit, BadFile, figure_stats, figures, load_runs, pick_commit, versions
 
 OURS = "triton"  # the backend whose figures gate; the others are peers
@@ -168,8 +168,9 @@ def main(argv=None) -> int:
     ap.add_argument("--public-time", action="store_true", help="let track_time gate too")
     ap.add_argument("--cold", action="store_true", help="let track_device_time_cold gate too")
     ap.add_argument("--bench", default="", help="only benchmarks whose name matches this regex")
-    ap.add_argument("--base", help="the old commit (with --head; default: the newest but one)")
-    ap.add_argument("--head", help="the new commit (with --base)")
+    ap.add_argument("--base", type=revision,
+                    help="the old commit (with --head; default: the newest but one)")  # fmt: skip
+    ap.add_argument("--head", type=revision, help="the new commit (with --base)")
     ap.add_argument("--results", type=Path, default=ROOT / "results")
     args = ap.parse_args(argv)
     try:

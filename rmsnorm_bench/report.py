@@ -31,7 +31,7 @@ import html
 import sys
 from pathlib import Path
 
-from . import ROOT, argument_parser
+from . import ROOT, argument_parser, revision
 from .asvfiles import BadCommit, BadFile, figures, load_runs, pick_commit
 from .instrument import Shape, ideal_bytes
 
@@ -340,7 +340,7 @@ def out_problem(out: Path, results: Path) -> str | None:
 def main(argv=None):
     ap = argument_parser(__spec__.name, __doc__)
     ap.add_argument("--machine", help="default: the machine with the newest results")
-    ap.add_argument("--commit", help="a commit hash or its prefix; default: the newest")
+    ap.add_argument("--commit", type=revision, help="a commit hash or prefix; default: the newest")
     ap.add_argument("--out", type=Path, help="also write report.md and the plots there")
     ap.add_argument("--no-plot", action="store_true", help="with --out: no plots")
     ap.add_argument("--html", action="store_true", help="with --out: also an index.html")

@@ -114,6 +114,10 @@ def test_regressions_refuse_an_ambiguous_or_unknown_commit(store, capsys):
     # one commit as both: it could never be found slower than itself
     err = refused(capsys, regressions, "--results", store, "--base", B[:8], "--head", B)
     assert f"name one commit, {B[:10]}" in err
+    # a blank commit is refused, not read as the option left out (the newest commits)
+    for tool, argv in ((regressions, ["--base", "", "--head", B]), (report, ["--commit", " "])):
+        err = refused(capsys, tool, "--results", store, *argv)
+        assert "expected a commit hash or its prefix, got nothing" in err
     # an unambiguous prefix is compared as before
     argv = ["--results", str(store), "--public-time", "--base", "aa", "--head", "b"]
     assert regressions.main(argv) == 0
