@@ -82,6 +82,8 @@ def _scripted_rms_norm(
     eps: Optional[float],  # noqa: UP045
 ) -> torch.Tensor:
     k = len(normalized_shape)
+    if k == 0:
+        raise ValueError("RMSNorm's normalized_shape is empty: it names no dimension to normalise")
     if x.dim() < k or x.shape[x.dim() - k :] != normalized_shape:
         raise ValueError(
             "RMSNorm expects input whose trailing dims are "
@@ -94,8 +96,12 @@ def _scripted_rms_norm(
         n *= size
     if n == 0:
         raise ValueError("x has an empty last dimension; there is nothing to normalise")
+    if x.dtype != torch.float32 and x.dtype != torch.float16 and x.dtype != torch.bfloat16:
+        return torch.rms_norm(x, normalized_shape, weight, eps)  # as the eager module
     if weight is not None:
         weight = weight.reshape(n)
+        if weight.dtype != x.dtype and weight.dtype != torch.float32:
+            weight = weight.float()
     y, _ = torch.ops.rmsnorm_kernels.rms_norm_fwd(x.reshape(-1, n), weight, _scripted_eps(eps))
     return y.view(x.shape)
 

@@ -329,12 +329,16 @@ class FusedAddRMSNormFunction(torch.autograd.Function):
         return _shaped(y, x.shape), _shaped(residual_out, x.shape)
 
     @staticmethod
-    @_first_order
     def backward(ctx, dy, d_residual_out):
+        if dy is None:  # only residual_out was used: its gradient passes through, differentiably
+            return d_residual_out, d_residual_out, None, None
+        return FusedAddRMSNormFunction.kernel_backward(ctx, dy, d_residual_out)
+
+    @staticmethod
+    @_first_order
+    def kernel_backward(ctx, dy, d_residual_out):
         residual_out, weight, rstd = ctx.saved_tensors
         compute_dw = weight is not None and ctx.needs_input_grad[2]
-        if dy is None:  # only residual_out was used
-            return d_residual_out, d_residual_out, None, None
         if d_residual_out is not None:
             d_residual_out = _rows(d_residual_out)
         ds, dw, ds2 = _backward(

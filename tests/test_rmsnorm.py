@@ -680,6 +680,12 @@ def test_double_backward_is_refused(op):
     out = rk.rms_norm(x, weight) if op == "rms_norm" else rk.fused_add_rms_norm(x, residual)[0]
     with pytest.raises(RuntimeError, match="double backward"):
         torch.autograd.grad((out * torch.arange(64.0).to(out)).sum(), x, create_graph=True)
+    if op == "fused_add":  # where only residual_out is used, no kernel runs: x + residual's
+        # gradient passes through, and its second derivative is right (2, of sum(r ** 2))
+        residual_out = rk.fused_add_rms_norm(x, residual, weight)[1]
+        (gx,) = torch.autograd.grad(residual_out.pow(2).sum(), x, create_graph=True)
+        (ggx,) = torch.autograd.grad(gx.sum(), x)
+        torch.testing.assert_close(ggx, torch.full_like(x, 2.0))
     # without create_graph, the same gradients are given
     out = rk.rms_norm(x, weight) if op == "rms_norm" else rk.fused_add_rms_norm(x, residual)[0]
     (gx,) = torch.autograd.grad((out * torch.arange(64.0).to(out)).sum(), x)
@@ -808,6 +814,7 @@ def test_rmsnorm_module_takes_the_dtypes_torch_takes(x_dtype, weight_dtype):
         expected = theirs(x)
     y = ours(x)
     assert y.dtype == expected.dtype == x_dtype
+    assert torch.equal(torch.jit.script(ours)(x), y)  # TorchScript's branch does the same
     # one rounding to x's dtype apart at most (the weight's product is formed in f32)
     torch.testing.assert_close(y.float(), expected.float(), rtol=1e-2, atol=2e-2)
     y.float().sum().backward()
