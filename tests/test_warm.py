@@ -1,10 +1,18 @@
 """The warm-up before measuring (rmsnorm_bench.instrument.warm): what it validates, where it
 stands aside, and that it warms a package source once."""
 
+import pytest
+
 from rmsnorm_bench.instrument import matrix, warm
 from rmsnorm_bench.instrument.matrix import Shape
 
 LABELS = ";".join(f"{m},256,bf16" for m in range(1, 5))  # 4 shapes: 8 (op, shape) pairs
+
+
+@pytest.fixture(autouse=True)
+def own_inductor_cache(monkeypatch, tmp_path):
+    """A warm-up forgets the launch configs in inductor's cache: never this machine's."""
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "inductor-cache"))
 
 
 class InProcess:
@@ -65,7 +73,7 @@ def test_launch_configs_chosen_side_by_side_are_forgotten(monkeypatch, tmp_path,
     inductor = tmp_path / "inductor"
     monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(inductor))
     (inductor / "ab").mkdir(parents=True)
-    earlier = inductor / "ab" / "kernel1.best_config"  # a measuring process's choice
+    earlier = inductor / "ab" / "kernel1.best_config"  # an earlier warm-up's, or not: gone too
     earlier.write_text("{}")
 
     def compile_some(chunk):
@@ -79,9 +87,18 @@ def test_launch_configs_chosen_side_by_side_are_forgotten(monkeypatch, tmp_path,
     monkeypatch.setattr(warm, "ProcessPoolExecutor", InProcess)
     monkeypatch.setattr(warm, "warm", compile_some)
     assert warm.main(["--workers", "2"]) == 0
-    assert "8 launch-config choices made side by side forgotten" in capsys.readouterr().out
-    assert set(inductor.rglob("*.best_config")) == {earlier}  # the kernels themselves stay
+    assert "9 launch-config choices forgotten" in capsys.readouterr().out
+    assert not list(inductor.rglob("*.best_config"))  # the kernels themselves stay
     assert len(list(inductor.rglob("*.py"))) == 8
+
+
+def test_inductor_cache_is_found_as_torch_finds_it(monkeypatch, tmp_path):
+    from torch._inductor.runtime.cache_dir_utils import default_cache_dir
+
+    monkeypatch.delenv("TORCHINDUCTOR_CACHE_DIR", raising=False)
+    assert str(warm.inductor_cache()) == default_cache_dir()
+    monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "inductor"))
+    assert warm.inductor_cache() == tmp_path / "inductor"
 
 
 def test_it_never_fails_the_install(monkeypatch, tmp_path, capsys):

@@ -17,8 +17,10 @@ validates every case itself: a case that fails here fails there, with its reason
 choice made here kept: inductor picks among a kernel's launch configs by timing them at its
 first call, and keeps the winner beside the kernel (a `.best_config` file, which every later
 process reads); timed while the other workers share the GPU, that choice may not be the one
-the kernel would make alone, so the files this step wrote are removed, and the first
-measuring process times the configs again, alone (a few milliseconds a kernel). It is skipped
+the kernel would make alone. So once the workers are done, every such file in inductor's
+cache is removed (those of earlier warm-ups cannot be told from those measuring processes
+made alone), and the first measuring process times the configs again, alone (a few
+milliseconds a kernel). It is skipped
 (in well under a second, nothing imported) where it cannot pay: in the CPU smoke mode (the
 interpreter compiles nothing), for fewer than MIN_PAIRS pairs (a narrowed run: the self-test, a
 history), and where this same package source, matrix and backends were warmed before into these
@@ -28,10 +30,13 @@ to compile.
 """
 
 import argparse
+import getpass
 import hashlib
 import json
 import os
+import re
 import sys
+import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
@@ -42,6 +47,9 @@ from .backends import Unavailable, make_backend
 from .matrix import BACKENDS, OPS, Shape, shapes_for
 from .problem import make_problem, reference, validate
 
+# what a warm-up leaves behind; in the stamp, so that a new one is warmed again once. 2: no
+# launch-config choice (before, inductor's choices made side by side were kept)
+METHOD = 2
 MIN_PAIRS = 8  # fewer (op, shape) pairs compile in less than the workers take to start
 WORKERS = 4
 
@@ -67,7 +75,7 @@ def stamp_path(todo: list) -> Path | None:
             if path.suffix in (".py", ".cpp") and path.is_file():
                 h.update(path.name.encode() + path.read_bytes())
     facts = [[op, s.label] for op, s in todo], os.environ.get(matrix.BACKENDS_VAR, "")
-    h.update(json.dumps([facts, sys.version, _versions()]).encode())
+    h.update(json.dumps([facts, sys.version, _versions(), METHOD]).encode())
     return Path(cache) / f"rmsnorm-bench-warm-{h.hexdigest()[:16]}.json"
 
 
@@ -84,18 +92,25 @@ def _versions() -> dict:
     return found
 
 
-def autotune_choices() -> set[Path]:
-    """The launch-config choices kept in inductor's cache (TORCHINDUCTOR_CACHE_DIR), by path."""
-    cache = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
-    return set(Path(cache).rglob("*.best_config")) if cache and Path(cache).is_dir() else set()
+def inductor_cache() -> Path:
+    """Inductor's cache folder as torch finds it, without importing torch:
+    TORCHINDUCTOR_CACHE_DIR, else torch's default in the temporary folder."""
+    if cache := os.environ.get("TORCHINDUCTOR_CACHE_DIR"):
+        return Path(cache)
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):
+        user = f"uid_{os.getuid()}"
+    return Path(tempfile.gettempdir()) / ("torchinductor_" + re.sub(r'[\\/:*?"<>|]', "_", user))
 
 
-def forget_choices(before: set[Path]) -> int:
-    """Remove the launch-config choices made since `before` (the workers' own); how many."""
-    made = autotune_choices() - before
-    for path in made:
+def forget_choices() -> int:
+    """Remove every launch-config choice kept in inductor's cache; how many there were."""
+    cache = inductor_cache()
+    chosen = list(cache.rglob("*.best_config")) if cache.is_dir() else []
+    for path in chosen:
         path.unlink(missing_ok=True)
-    return len(made)
+    return len(chosen)
 
 
 def warm(chunk: list) -> int:
@@ -148,7 +163,6 @@ def main(argv=None) -> int:
         return 0
     workers = min(args.workers, len(todo))
     chunks = [todo[i::workers] for i in range(workers)]  # the large shapes spread out
-    chosen = autotune_choices()
     try:
         with ProcessPoolExecutor(workers, mp_context=get_context("fork")) as pool:
             done = sum(pool.map(warm, chunks))
@@ -156,13 +170,13 @@ def main(argv=None) -> int:
         print(f"warm: stopped ({type(e).__name__}: {e}); the measuring processes compile")
         return 0
     finally:
-        forgotten = forget_choices(chosen)
+        forgotten = forget_choices()
     seconds = time.perf_counter() - start
     if stamp and done:
         stamp.parent.mkdir(parents=True, exist_ok=True)
         stamp.write_text(json.dumps({"cases": done, "workers": workers, "seconds": seconds}))
     print(f"warm: {done} cases validated in {workers} processes, {seconds:.1f} s; "
-          f"{forgotten} launch-config choices made side by side forgotten")  # fmt: skip
+          f"{forgotten} launch-config choices forgotten")  # fmt: skip
     return 0
 
 
