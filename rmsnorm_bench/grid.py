@@ -35,6 +35,7 @@ import contextlib
 import dataclasses
 import math
 import os
+import subprocess
 import sys
 import time
 import warnings
@@ -185,26 +186,29 @@ def run(cells, measure, budget: float, fits, backends: dict, clock=time.monotoni
         checkpoint=lambda records: None):  # fmt: skip
     """The record of each cell (a list): measure(cell) -> {backend: result} where fits(cell)
     gives no reason to skip it, until `budget` seconds of `clock` have gone; a cell skipped
-    or not reached has that status for each of `backends[cell.op]`. checkpoint(records) is
-    called with the records so far after each cell measured."""
+    or not reached has that status for each of `backends[cell.op]`, and so has one whose
+    measure raised (with "cell_error"). checkpoint(records) is called with the records so far
+    after each cell measured."""
     records, start, stop = [], clock(), None
     for i, cell in enumerate(cells):
         if stop is None and clock() - start >= budget:
             stop = f"the budget of {budget:g} s was spent"
-        results, status, why = None, NOT_REACHED, stop
+        results, status, why, cell_error = None, NOT_REACHED, stop, False
         if not stop and not (why := fits(cell)):
             try:
                 results = measure(cell)
             except KeyboardInterrupt:  # what was measured is kept
                 why = stop = "interrupted"
             except Exception as e:  # not a backend's own (a CUDA error): the cell's
-                status, why = FAILED, one_line(e)
+                status, why, cell_error = FAILED, one_line(e), True
         elif not stop:
             status = SKIPPED
         if results is None:
             results = {name: {"status": status, "reason": why} for name in backends[cell.op]}
         record = {**vars(cell), "backends": results}
         record.update(gridfile.judge(results))
+        if cell_error:  # measured again by --resume
+            record["cell_error"] = True
         records.append(record)
         if not stop:
             log(f"[{i + 1}/{len(cells)}] {gridfile.line(record)}")
@@ -285,16 +289,24 @@ def main(argv=None) -> int:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as e:
         ap.exit(2, f"grid: cannot write into {out}: {e.strerror or e}\n")
-    for name in ("grid.json", *(f"{op}_{phase}.png" for op in args.ops for phase in args.phases)):
+    for name in ("grid.json", *(f"{op}_{phase}.png" for op in instrument.OPS for phase in PHASES)):
         if (out / name).exists() and not (out / name).is_file():  # found before measuring
             ap.exit(2, f"grid: {out / name} is in the way: it exists and is not a file\n")
     return measure_grid(args, out, smoke)
 
 
 GPU_NOTE = "graph replay, hot L2"
+# what the grid measures with: a commit that changed none of it measures the same code
+MEASURED_CODE = ("rmsnorm_kernels", "rmsnorm_bench/instrument", "rmsnorm_bench/grid.py")
 
 
-GPU_NOTE = "graph replay, hot L2"
+def same_code(commit: str | None, head: str | None) -> bool:
+    """Whether the code measured here (the working tree) is `commit`'s: the same commit, or
+    no difference in MEASURED_CODE; False where git cannot tell."""
+    if commit is None or head is None:
+        return commit == head
+    diff = ["git", "-C", str(ROOT), "diff", "--quiet", commit, "--", *MEASURED_CODE]
+    return subprocess.run(diff, capture_output=True).returncode == 0
 
 
 def measure_grid(args, out: Path, smoke: bool) -> int:
@@ -324,7 +336,8 @@ def measure_grid(args, out: Path, smoke: bool) -> int:
         "cells": [],
     }
     try:
-        data, earlier = gridfile.continued(out / "grid.json", data, args.resume)
+        code = lambda commit: same_code(commit, data["commit"])  # noqa: E731
+        data, earlier = gridfile.continued(out / "grid.json", data, args.resume, code)
     except gridfile.BadGridFile as e:
         print(f"grid: {e}", file=sys.stderr)
         return 2
@@ -332,7 +345,7 @@ def measure_grid(args, out: Path, smoke: bool) -> int:
     order = ordered_cells(*axes)  # every cell the file may hold, in the order measured
     asked = ordered_cells(args.ops, args.phases, args.dtypes, args.weights, ms, ns)
     wanted = {c.key for c in asked}
-    done = {k for k, record in earlier.items() if gridfile.reached(record)}
+    done = {k for k, record in earlier.items() if gridfile.settled(record)}
     cells = [c for c in order if c.key in wanted and c.key not in done]
     unavailable, made = data["unavailable"], {}
     for op in args.ops:  # which backends can run here, before the first cell
@@ -347,7 +360,8 @@ def measure_grid(args, out: Path, smoke: bool) -> int:
         return measure_cell(cell, made["fns"])
 
     start, before = time.monotonic(), data["elapsed_s"] or 0.0
-    this_run = {"started": now, "elapsed_s": 0.0, "budget_s": data["budget_s"], "measured": 0}
+    this_run = {"started": now, "commit": data["commit"], "elapsed_s": 0.0,
+                "budget_s": data["budget_s"], "measured": 0}  # fmt: skip
     data["runs"].append(this_run)
     saved = [start]
 
@@ -373,7 +387,6 @@ def measure_grid(args, out: Path, smoke: bool) -> int:
     fits = lambda cell: memory_problem(cell, free_memory())  # noqa: E731
     if earlier:
         print(f"grid: continuing {out / 'grid.json'}: {len(done)} cells kept, {len(cells)} to go")
-    save([])
     save(run(cells, measure, args.budget, fits, available, checkpoint=checkpoint))
     written = [out / "grid.json", *gridplot.draw(data, out)]
     print(gridfile.summary(data))

@@ -20,6 +20,7 @@ reached": a run that is killed keeps what it measured, and --resume continues fr
 import contextlib
 import itertools
 import json
+import math
 import os
 import sys
 from dataclasses import dataclass
@@ -123,6 +124,14 @@ def reached(record: dict) -> bool:
     return any(r.get("status") != NOT_REACHED for r in record["backends"].values())
 
 
+def settled(record: dict) -> bool:
+    """Whether a run's verdict on the cell stands: it was reached, not stopped by an error of
+    the whole cell (a CUDA error, say, which the process's later cells share too), and not
+    skipped for want of memory at that moment. grid --resume measures the others again."""
+    statuses = {r.get("status") for r in record["backends"].values()}
+    return reached(record) and not record.get("cell_error") and statuses != {SKIPPED}
+
+
 def judge(backends: dict) -> dict:
     """best_peer, ours_over_best_peer and behind of one cell's {backend: result}. The best
     peer is the one of lowest median device time among the peers that validated and were
@@ -171,14 +180,28 @@ def load(path) -> dict:
     return data
 
 
+AXES_OF_NAMES = ("ops", "phases", "dtypes", "weights", "backends")
+
+
 def _number(value, low=0.0) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and value >= low
+    return (
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and value >= low
+    )
+
+
+def _whole(value) -> bool:
+    return _number(value, 1) and value == int(value)
 
 
 def fault(data: dict) -> str | None:
     """What is wrong with a grid's own fields (its cells aside), as the readers use them."""
-    if not all(_number(v, 1) and v == int(v) for k in ("m", "n") for v in data["grid"][k]):
+    if not all(_whole(v) for k in ("m", "n") for v in data["grid"][k]):
         return "its grid's m and n are not all positive whole numbers"
+    if not all(isinstance(v, str) for k in AXES_OF_NAMES for v in data["grid"][k]):
+        return f"its grid's {', '.join(AXES_OF_NAMES)} are not all names"
     unavailable = data.get("unavailable", {})
     if not isinstance(unavailable, dict) or not all(
         isinstance(ops, dict) and all(isinstance(why, str) for why in ops.values())
@@ -196,7 +219,7 @@ def fault(data: dict) -> str | None:
 def cell_fault(cell: dict) -> str | None:
     """What is wrong with one cell, as the readers use it: its shape, each backend's result,
     its verdict."""
-    if not (_number(cell["m"], 1) and _number(cell["n"], 1)):
+    if not (_whole(cell["m"]) and _whole(cell["n"])):
         return f"a cell's m and n are not positive whole numbers ({cell['m']!r}, {cell['n']!r})"
     where_ = f"cell {cell['op']} {cell['phase']} {cell['m']}x{cell['n']} {cell['dtype']}"
     results = cell["backends"]
@@ -209,7 +232,7 @@ def cell_fault(cell: dict) -> str | None:
         if median is not None and not (_number(median) and median > 0):
             return f"{where_}: {name}'s median_s is not a positive number of seconds"
     ratio, best = cell["ours_over_best_peer"], cell["best_peer"]
-    if (ratio is not None and not (_number(ratio) and ratio > 0)) or (
+    if (ratio is not None and not (_number(ratio) and ratio > 0 and best is not None)) or (
         best is not None and best not in results
     ):
         return f"{where_}: its ours_over_best_peer or best_peer is not one of its results"
@@ -296,33 +319,53 @@ def pending(cell: Cell, backends, why: str) -> dict:
 def write(path: Path, data: dict) -> None:
     """Write the grid `data` to `path` whole or not at all (beside it first, then renamed)."""
     part = path.with_name(f".{path.name}.part")
-    part.write_text(dumps(data))
+    with open(part, "w") as f:
+        f.write(dumps(data))
+        f.flush()
+        os.fsync(f.fileno())
     os.replace(part, path)
 
 
-def continued(path: Path, fresh: dict, resume: bool) -> tuple[dict, dict]:
+# the machine's facts a grid is continued on: what decides the times (not the host's CPUs,
+# nor how many GPUs a machine of the same kind has)
+SAME_MACHINE = ("gpu", "torch", "triton", "cuda", "rocm", "driver", "python")
+
+
+def continued(path: Path, fresh: dict, resume: bool, same_code) -> tuple[dict, dict]:
     """The file to write, and the cells it keeps by key: `fresh` and none without `resume`,
-    else the grid in `path` continued, its axes joined with those asked for. BadGridFile
-    where `path` cannot be continued, or holds device times of this commit and machine that a
-    run without `resume` would lose."""
+    else the grid in `path` continued, its axes joined with those asked for. same_code(commit)
+    says whether the code measured here is that commit's (a later commit that changed only
+    documents, the grid's own file say, measures the same code). BadGridFile where `path`
+    cannot be continued, or holds device times of this code and machine that a run without
+    `resume` would lose."""
+    old = {"cells": []}
     if not resume:
-        old = {"cells": []}
         if path.is_file() and fresh["device_time"]:
             with contextlib.suppress(BadGridFile):  # not a grid: nothing of it to keep
                 old = load(path)
-        kept = sum(map(reached, old["cells"]))
-        if kept and all(old.get(k) == fresh[k] for k in ("commit", "machine", "device_time")):
+        kept = sum(map(settled, old["cells"]))
+        if (
+            kept
+            and old.get("device_time")
+            and _machine(old) == _machine(fresh)
+            and (same_code(old.get("commit")))
+        ):
             raise BadGridFile(
-                f"{path} holds {kept} cells measured at this commit on this machine: "
+                f"{path} holds {kept} cells measured of this code on this machine: "
                 "give --resume to continue it, or move it away to start afresh"
             )
         return fresh, {}
     if not path.is_file():
         raise BadGridFile(f"--resume: no grid to continue at {path}")
     old = load(path)
+    if not same_code(old.get("commit")):
+        raise BadGridFile(
+            f"--resume: {path} measured commit {str(old.get('commit'))[:10]}, whose package or "
+            f"instrument differs from what is measured here ({str(fresh['commit'])[:10]}, and "
+            "the working tree): it continues a grid of the same code only"
+        )
     for what, ours_, theirs in (
-        ("commit", fresh["commit"], old.get("commit")),
-        ("machine", fresh["machine"], old.get("machine")),
+        ("machine", _machine(fresh), _machine(old)),
         ("way of measuring", (fresh["device_time"], fresh["contract"]),
          (old.get("device_time"), old.get("contract"))),
         ("backends", fresh["grid"]["backends"], old["grid"]["backends"]),
@@ -330,7 +373,7 @@ def continued(path: Path, fresh: dict, resume: bool) -> tuple[dict, dict]:
         if ours_ != theirs:
             raise BadGridFile(
                 f"--resume: {path} was measured with another {what} ({theirs} there, {ours_} "
-                "here); it continues a grid of this commit, machine, contract and backends only"
+                "here); it continues a grid of this code, machine, contract and backends only"
             )
     canonical = {"ops": OPS, "phases": PHASES, "dtypes": DTYPE_NAMES,
                  "weights": WEIGHTS}  # fmt: skip
@@ -340,12 +383,17 @@ def continued(path: Path, fresh: dict, resume: bool) -> tuple[dict, dict]:
     for k in ("m", "n"):
         axes[k] = sorted(set(axes[k]) | set(fresh["grid"][k]))
     if not old.get("runs"):  # a file of one run, written before runs were listed
-        old["runs"] = [{"started": old.get("created"), "elapsed_s": old.get("elapsed_s"),
-                        "budget_s": old.get("budget_s"),
+        old["runs"] = [{"started": old.get("created"), "commit": old.get("commit"),
+                        "elapsed_s": old.get("elapsed_s"), "budget_s": old.get("budget_s"),
                         "measured": sum(map(reached, old["cells"]))}]  # fmt: skip
-    old["budget_s"] = fresh["budget_s"]
+    old.update(commit=fresh["commit"], budget_s=fresh["budget_s"])  # the same code
     old.setdefault("unavailable", {})
     return old, {key(c): c for c in old["cells"]}
+
+
+def _machine(data: dict) -> dict:
+    facts = data.get("machine") or {}
+    return {k: facts.get(k) for k in SAME_MACHINE}
 
 
 if __name__ == "__main__":

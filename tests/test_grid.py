@@ -171,6 +171,7 @@ def test_an_interrupt_keeps_what_was_measured_and_an_error_fails_one_cell():
         == "RuntimeError: CUDA error: an illegal memory access"
     )
     assert records[3]["backends"]["triton"]["reason"] == "interrupted"
+    assert records[1]["cell_error"] and "cell_error" not in records[0]  # --resume: again
 
 
 # --- the memory cap ---------------------------------------------------------------------------
@@ -351,6 +352,9 @@ SPOILED = [
     (spoil_cell("ours_over_best_peer", "2"), "its ours_over_best_peer or best_peer is not"),
     (spoil_cell("best_peer", "nobody"), "its ours_over_best_peer or best_peer is not"),
     (spoil_cell("behind", "no"), "its behind is not true or false"),
+    (spoil_cell("best_peer", None), "its ours_over_best_peer or best_peer is not"),
+    (lambda d: d["grid"].update(n=[float("inf")]), "its grid's m and n are not all positive"),
+    (lambda d: d["grid"].update(backends=[["triton"]]), "its grid's ops, phases, dtypes"),
 ]
 
 
@@ -476,6 +480,8 @@ def fake_cells(smoke_mode, monkeypatch):
     after every cell."""
     state = {"calls": [], "stop_after": None}
     monkeypatch.setattr(gridfile, "CHECKPOINT_SECONDS", 0)
+    # this checkout's code is the same as its commit's (test_same_code_is_told_by_git below)
+    monkeypatch.setattr(grid, "same_code", lambda commit, head: commit == head)
     monkeypatch.setattr(grid, "make_backends", lambda op, names, unavailable: dict.fromkeys(names))
 
     def measure_cell(cell, fns):
@@ -539,13 +545,46 @@ def test_resume_refuses_a_grid_it_cannot_continue(fake_cells, tmp_path, capsys):
     assert exit_status(other_backends) == 2
     assert "another backends" in capsys.readouterr().err and path.read_bytes() == before
     data = gridfile.load(path)
-    data["commit"] = "0" * 40
+    data["commit"] = "0" * 40  # a commit whose measured code is not this one's
     gridfile.write(path, data)
     before = path.read_bytes()
     assert exit_status([*SMALL, "--out", str(tmp_path), "--resume"]) == 2
     err = capsys.readouterr().err
-    assert "with another commit (0000000000" in err and "Traceback" not in err
-    assert path.read_bytes() == before
+    assert "measured commit 0000000000, whose package or instrument differs" in err
+    assert "Traceback" not in err and path.read_bytes() == before
+    data["machine"]["gpu"] = "Another GPU"
+    data["commit"] = gridfile.load(tmp_path / "grid.json")["runs"][0]["commit"]
+    gridfile.write(path, data)
+    assert exit_status([*SMALL, "--out", str(tmp_path), "--resume"]) == 2
+    assert "with another machine" in capsys.readouterr().err
+
+
+def test_same_code_is_told_by_git(tmp_path, monkeypatch):
+    import subprocess
+
+    def git(*args):
+        done = subprocess.run(["git", "-C", str(tmp_path), *args], capture_output=True, text=True,
+                              check=True)  # fmt: skip
+        return done.stdout.strip()
+
+    git("init", "-q")
+    git("config", "user.email", "t@example.com")
+    git("config", "user.name", "t")
+    (tmp_path / "rmsnorm_kernels").mkdir()
+    (tmp_path / "rmsnorm_kernels" / "ops.py").write_text("x = 1\n")
+    git("add", "-A")
+    git("commit", "-qm", "a")
+    first = git("rev-parse", "HEAD")
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "grid.json").write_text("{}\n")  # a grid committed between parts
+    git("add", "-A")
+    git("commit", "-qm", "b")
+    second = git("rev-parse", "HEAD")
+    monkeypatch.setattr(grid, "ROOT", tmp_path)
+    assert grid.same_code(first, second) and grid.same_code(second, second)
+    (tmp_path / "rmsnorm_kernels" / "ops.py").write_text("x = 2\n")  # uncommitted, measured
+    assert not grid.same_code(first, second) and not grid.same_code(second, second)
+    assert not grid.same_code("0" * 40, second) and not grid.same_code(None, second)
 
 
 def test_a_new_run_does_not_overwrite_device_times_of_this_commit(tmp_path):
@@ -557,10 +596,42 @@ def test_a_new_run_does_not_overwrite_device_times_of_this_commit(tmp_path):
            ("ops", "phases", "dtypes", "weights", "backends", "m", "n")}, "cells": [record]}  # fmt: skip
     path = tmp_path / "grid.json"
     gridfile.write(path, old)
-    with pytest.raises(gridfile.BadGridFile, match="holds 1 cells measured at this commit"):
-        gridfile.continued(path, fresh, resume=False)
+    same = lambda commit: commit == fresh["commit"]  # noqa: E731
+    with pytest.raises(gridfile.BadGridFile, match="holds 1 cells measured of this code"):
+        gridfile.continued(path, fresh, False, same)
+    with pytest.raises(gridfile.BadGridFile, match="holds 1 cells"):  # another host, same GPU
+        host = {**fresh, "machine": {"gpu": "NVIDIA H200", "num_cpu": "8"}}
+        gridfile.continued(path, host, False, same)
     for other in ({"commit": "d" * 40}, {"machine": {"gpu": "NVIDIA H100"}}):
-        assert gridfile.continued(path, {**fresh, **other}, resume=False) == (
-            {**fresh, **other},
-            {},
-        )
+        changed = {**fresh, **other}
+        same = lambda commit, changed=changed: commit == changed["commit"]  # noqa: E731
+        assert gridfile.continued(path, changed, False, same) == (changed, {})
+
+
+def test_resume_measures_again_cells_an_error_or_memory_stopped(fake_cells, tmp_path):
+    assert exit_status([*SMALL, "--out", str(tmp_path)]) == 0
+    path = tmp_path / "grid.json"
+    data = gridfile.load(path)
+    errored, skipped = data["cells"][3], data["cells"][7]
+    errored.update(cell_error=True, backends={b: {"status": FAILED, "reason": "CUDA error"}
+                                              for b in ("triton", "torch")})  # fmt: skip
+    skipped["backends"] = {
+        b: {"status": SKIPPED, "reason": "needs 9 GiB"} for b in ("triton", "torch")
+    }
+    del data["runs"]  # a file written before runs were listed
+    gridfile.write(path, data)
+    fake_cells["calls"].clear()
+    assert exit_status([*SMALL, "--out", str(tmp_path), "--resume"]) == 0
+    assert fake_cells["calls"] == [gridfile.key(errored), gridfile.key(skipped)]
+    data = gridfile.load(path)
+    assert all(map(gridfile.settled, data["cells"])) and [r["measured"] for r in data["runs"]] == [
+        16,
+        2,
+    ]
+
+
+def test_a_run_stopped_before_its_first_cell_leaves_the_file_there(fake_cells, tmp_path):
+    fake_cells["stop_after"] = 0
+    (tmp_path / "grid.json").write_text("an earlier grid, of another commit")
+    assert exit_status([*SMALL, "--out", str(tmp_path)]) == "the machine was taken back"
+    assert (tmp_path / "grid.json").read_text() == "an earlier grid, of another commit"
