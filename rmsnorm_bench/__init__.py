@@ -13,8 +13,8 @@
   ``codegen`` compiles the kernels for sm_90 anywhere; ``validate`` checks results only;
   ``compile_cost`` times the torch_compile peer's set-up in fresh processes.
 - ``grid``: the device time of ours and of every peer over a grid of shapes, dtypes and
-  weight dtypes, against the best peer (``gridfile``: its cells and file; ``gridplot``: its
-  heatmaps).
+  weight dtypes, against the best peer (``gridfile``: its cells and file; ``gridview``: its
+  summary and heatmaps).
 
 Each tool runs as ``python -m rmsnorm_bench.<tool>`` from the repository root (``--help``).
 This package is not part of the rmsnorm_kernels wheel: it measures that package, commit by

@@ -41,7 +41,7 @@ import time
 import warnings
 from pathlib import Path
 
-from . import ROOT, argument_parser, gridfile, gridplot, instrument, require_gpu
+from . import ROOT, argument_parser, gridfile, gridview, instrument, require_gpu
 from .gridfile import (
     FAILED,
     M_VALUES,
@@ -211,7 +211,7 @@ def run(cells, measure, budget: float, fits, backends: dict, clock=time.monotoni
             record["cell_error"] = True
         records.append(record)
         if not stop:
-            log(f"[{i + 1}/{len(cells)}] {gridfile.line(record)}")
+            log(f"[{i + 1}/{len(cells)}] {gridview.line(record)}")
             checkpoint(records)
     return records
 
@@ -263,7 +263,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     if args.show:
         try:
-            print(gridfile.summary(gridfile.load(args.show)))
+            print(gridview.summary(gridfile.load(args.show)))
         except gridfile.BadGridFile as e:
             ap.exit(2, f"grid: {e}\n")
         return 0
@@ -388,8 +388,8 @@ def measure_grid(args, out: Path, smoke: bool) -> int:
     if earlier:
         print(f"grid: continuing {out / 'grid.json'}: {len(done)} cells kept, {len(cells)} to go")
     save(run(cells, measure, args.budget, fits, available, checkpoint=checkpoint))
-    written = [out / "grid.json", *gridplot.draw(data, out)]
-    print(gridfile.summary(data))
+    written = [out / "grid.json", *gridview.draw(data, out)]
+    print(gridview.summary(data))
     print(f"grid: wrote {', '.join(str(w) for w in written)}")
     ours = [r["backends"].get(instrument.OURS, {}).get("status") for r in data["cells"]]
     return 1 if FAILED in ours else 0

@@ -1,9 +1,9 @@
 """The grid of rmsnorm_bench.grid: its cells in the order measured, each cell judged, its file
-(grid.json) written, continued and read back, the summary.
+(grid.json) written, continued and read back.
 
 A library module of rmsnorm_bench.grid (which measures the cells, writes the file and
 describes it in its --help), not a tool. A report or page that shows a grid calls
-load(path), then summary(data) or gridplot.draw(data, folder).
+load(path), then gridview.summary(data) or gridview.draw(data, folder).
 
 The file: "format" (FORMAT), "commit", "machine" (machine.facts()), "device_time" (whether
 device time was measured: not in the CPU smoke mode), "grid" (its axes: ops, phases, dtypes,
@@ -239,75 +239,6 @@ def cell_fault(cell: dict) -> str | None:
     if not isinstance(cell["behind"], bool):
         return f"{where_}: its behind is not true or false"
     return None
-
-
-def where(data: dict) -> str:
-    """The machine and commit of a grid."""
-    gpu = data.get("machine", {}).get("gpu", "?")
-    return f"{'no GPU' if gpu == 'none' else gpu}, commit {str(data.get('commit'))[:8]}"
-
-
-def label(cell: dict) -> str:
-    weight = "" if cell["weight"] == "same" else f", {cell['weight']} weight"
-    return f"{cell['op']} {cell['phase']} {cell['m']}x{cell['n']} {cell['dtype']}{weight}"
-
-
-def line(record: dict) -> str:
-    """One cell as the tool's progress log shows it: each backend's time or status."""
-    shown = []
-    for name, r in record["backends"].items():
-        t = r.get("median_s")
-        shown.append(f"{name} {t * 1e6:.1f} us" if t else f"{name} {r['status']}")
-    ratio, verdict = record["ours_over_best_peer"], ""
-    if ratio:
-        verdict = f"; ours / {record['best_peer']} {ratio:.3f}" + " BEHIND" * record["behind"]
-    return f"{label(record)}: {', '.join(shown)}{verdict}"
-
-
-def summary(data: dict, worst: int = 8) -> str:
-    """Some lines: what was measured, the share of cells where ours is within BEHIND of the
-    best peer or ahead, the statuses, the peers unavailable, the worst cells."""
-    cells = data["cells"]
-    lines = [f"grid on {where(data)}: {len(cells)} cells"]
-    for backend in data["grid"]["backends"]:
-        found = [c["backends"][backend]["status"] for c in cells if backend in c["backends"]]
-        counts = ", ".join(f"{found.count(s)} {s}" for s in STATUSES if found.count(s))
-        lines += [f"  {backend}: {counts}"] if found else []
-    rated = [c for c in cells if c["ours_over_best_peer"]]
-    if not data.get("device_time"):
-        lines.append(f"device time not measured ({data.get('device_time_note', '?')}): no ratios")
-    elif rated:
-        level = sum(not c["behind"] for c in rated)
-        lines.append(
-            f"{len(rated)} cells measured (ours and a peer timed): {level} "
-            f"({level / len(rated):.0%}) within {BEHIND:.0%} of the best peer or ahead"
-        )
-    else:
-        lines.append("no cell has both ours and a peer timed: no ratios")
-    for backend, ops in sorted(data.get("unavailable", {}).items()):
-        reasons = set(ops.values())
-        why = reasons.pop() if len(reasons) == 1 else "; ".join(f"{o}: {r}" for o, r in ops.items())
-        lines.append(f"unavailable: {backend} ({why})")
-    runs = data.get("runs") or []
-    if len(runs) > 1:
-        lines.append(f"took {data['elapsed_s']:.0f} s in {len(runs)} runs (--resume)")
-    elif data.get("elapsed_s") is not None:
-        budget = f"a budget of {data['budget_s']:g} s" if data.get("budget_s") else "no budget"
-        lines.append(f"took {data['elapsed_s']:.0f} s, {budget}")
-    if unreached := sum(not reached(c) for c in cells):
-        lines.append(f"{unreached} cells not reached (grid --resume measures them)")
-    behind = sorted((c for c in rated if c["behind"]), key=lambda c: -c["ours_over_best_peer"])
-    if rated:
-        lines.append(
-            f"worst cells (ours / best peer), {len(behind)} behind:"
-            if behind
-            else f"no cell behind by more than {BEHIND:.0%}"
-        )
-    for c in behind[:worst]:
-        times = {b: c["backends"][b]["median_s"] for b in (OURS, c["best_peer"])}
-        us = ", ".join(f"{b} {t * 1e6:.1f} us" for b, t in times.items())
-        lines.append(f"  {c['ours_over_best_peer']:.3f}x  {label(c)}: {us}")
-    return "\n".join(lines)
 
 
 def pending(cell: Cell, backends, why: str) -> dict:

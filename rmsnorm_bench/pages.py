@@ -28,7 +28,7 @@ import sys
 from pathlib import Path
 from urllib.parse import quote
 
-from . import ROOT, asvfiles, gridfile, report
+from . import ROOT, asvfiles, gridfile, gridview, report
 
 GRID = ROOT / "docs" / "grid" / "grid.json"  # the committed shape grid, with its heatmaps
 
@@ -167,7 +167,7 @@ def add_grid(folder: Path, grid: Path = GRID) -> str:
     except gridfile.BadGridFile as e:
         print(f"publish: warning: the shape grid is left out: {e}", file=sys.stderr)
         return ""
-    title, summary = gridfile.where(data), gridfile.summary(data)
+    title, summary = gridview.where(data), gridview.summary(data)
     names = [f"{op}_{phase}" for op in data["grid"]["ops"] for phase in data["grid"]["phases"]]
     pngs = [grid.parent / f"{name}.png" for name in names if "/" not in name]
     out = folder / "grid"

@@ -310,7 +310,7 @@ def test_dashboard_refuses_screenshots_onto_a_file_first(tmp_path, monkeypatch, 
 # library modules, no tools: run as one, each says so and names the tool (headline printed
 # nothing and exited 0)
 LIBRARIES = [("pages", "rmsnorm_bench.publish"), ("headline", "rmsnorm_bench.report --headline"),
-             ("gridfile", "rmsnorm_bench.grid"), ("gridplot", "rmsnorm_bench.grid")]  # fmt: skip
+             ("gridfile", "rmsnorm_bench.grid"), ("gridview", "rmsnorm_bench.grid")]  # fmt: skip
 
 
 @pytest.mark.parametrize("module, tool", LIBRARIES)

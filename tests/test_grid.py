@@ -8,7 +8,7 @@ import re
 import pytest
 import torch.nn.functional as F
 
-from rmsnorm_bench import grid, gridfile, gridplot, instrument
+from rmsnorm_bench import grid, gridfile, gridview, instrument
 from rmsnorm_bench.gridfile import FAILED, NOT_REACHED, OK, SKIPPED, UNSUPPORTED, Cell
 
 OPS, DTYPES = instrument.OPS, instrument.DTYPE_NAMES
@@ -382,7 +382,7 @@ def test_the_file_reads_back_as_written(tmp_path):
 
 def test_the_summary_counts_and_names_the_worst_cells(tmp_path, capsys):
     data = synthetic()
-    text = gridfile.summary(data, worst=3)
+    text = gridview.summary(data, worst=3)
     assert text.startswith("grid on Some GPU, commit 01234567: 72 cells")
     assert "  triton: 72 ok" in text and "  quack" not in text.split("unavailable")[0]
     # ours is behind by 10% at N = 256: half the cells
@@ -395,17 +395,17 @@ def test_the_summary_counts_and_names_the_worst_cells(tmp_path, capsys):
     path = tmp_path / "grid.json"
     path.write_text(gridfile.dumps(data))
     assert exit_status(["--show", str(path)]) == 0
-    assert capsys.readouterr().out.strip() == gridfile.summary(data)
+    assert capsys.readouterr().out.strip() == gridview.summary(data)
 
 
 def test_a_heatmap_per_op_and_phase_is_drawn(tmp_path):
     data = synthetic()
     data["cells"][0]["ours_over_best_peer"] = None  # a grey cell
-    written = gridplot.draw(data, tmp_path)
+    written = gridview.draw(data, tmp_path)
     assert [p.name for p in written] == [f"{o}_{p}.png" for o in OPS for p in gridfile.PHASES]
     for path in written:
         assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and path.stat().st_size > 10_000
-    assert gridplot.panels(data) == [("bf16", "same"), ("bf16", "f32"), ("f32", "same")]
+    assert gridview.panels(data) == [("bf16", "same"), ("bf16", "f32"), ("f32", "same")]
 
 
 # --- end to end -------------------------------------------------------------------------------
@@ -505,7 +505,7 @@ def test_a_stopped_run_keeps_what_it_measured_and_resume_measures_the_rest(fake_
     for c in stopped["cells"][5:]:
         assert {r["status"] for r in c["backends"].values()} == {NOT_REACHED}
         assert "--resume continues" in c["backends"]["triton"]["reason"]
-    assert "11 cells not reached" in gridfile.summary(stopped)
+    assert "11 cells not reached" in gridview.summary(stopped)
     assert not list(tmp_path.glob(".*.part"))  # written whole each time
 
     measured_before = list(fake_cells["calls"][:5])
