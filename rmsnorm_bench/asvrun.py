@@ -11,8 +11,9 @@ What scripts/run and scripts/compare call once they have set up the environment:
   regular expression, and the commits: a range git does not know, or one that selects no
   commit): a bad one stops here, exit status 2. All but the machine's name are checked by
   rmsnorm_bench.asvargs.
-- One run at a time per asv environment and per machine: a lock in .asv/ (flock, released
-  when the process ends however it ends). A second run waits for the first, saying so, or
+- One run at a time per asv environment and per machine: a lock in .asv/ (flock, held by
+  this process and by asv, released when both have ended, however they end; asv is ended
+  when this process ends, even by kill -9). A second run waits for the first, saying so, or
   with --no-wait refuses (exit 2). Runs on two GPUs of one host (--gpu) have their own
   environment and machine name, so they go side by side.
 - results/<machine>/ and results/benchmarks.json are copied before asv runs and merged back
@@ -38,6 +39,7 @@ options or a run that measured nothing, 130 when interrupted (what was measured 
 
 import contextlib
 import fcntl
+import functools
 import os
 import signal
 import subprocess
@@ -101,8 +103,24 @@ class Locks:
 
     def __exit__(self, *exc):
         for f in self.files:
-            f.close()  # closing releases the lock
+            f.close()  # closing releases the lock (once no child holds it too)
         self.files = []
+
+    def fds(self) -> list[int]:
+        """The locks' file descriptors: a child given them holds the locks while it lives."""
+        return [f.fileno() for f in self.files]
+
+
+def _ended_with(parent: int):
+    """A child's pre-exec step (Linux): SIGTERM for the child when `parent` ends, by any
+    death (kill -9 too), so that asv never runs on after the process that holds its results'
+    copy; where `parent` has ended already, the child ends at once."""
+    import ctypes
+
+    pr_set_pdeathsig = 1
+    ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
+    if os.getppid() != parent:
+        os._exit(143)
 
 
 class Follow(threading.Thread):
@@ -148,11 +166,17 @@ def session_members(sid: int) -> list[int]:
     return members
 
 
-def run_asv(command: list[str], env: dict) -> int:
+def run_asv(command: list[str], env: dict, hold: list[int] = ()) -> int:
     """asv in a child process group of its own (asv and the benchmark servers it starts);
     Ctrl-C or SIGTERM here ends the whole group, and what asv stored is then settled like any
-    run's. Nothing of the group outlives this call."""
-    proc = subprocess.Popen(command, env=env, start_new_session=True)
+    run's. Nothing of the group outlives this call. asv is given the file descriptors `hold`
+    (the run's locks: held while asv lives, even should this process be killed), and is
+    ended when this process ends, however it ends (Linux). Its exit status: asv's, or 128 +
+    the signal that ended it."""
+    ended = {"preexec_fn": functools.partial(_ended_with, os.getpid())}
+    ended = ended if sys.platform == "linux" else {}
+    proc = subprocess.Popen(command, env=env, start_new_session=True, pass_fds=tuple(hold),
+                            **ended)  # fmt: skip
 
     def signal_group(signum):  # asv's session: its benchmark servers have groups of their own
         # asv itself only while it has not been waited for (its pid is then free for reuse;
@@ -167,7 +191,8 @@ def run_asv(command: list[str], env: dict) -> int:
         signal.SIGTERM, lambda signum, frame: signal_group(signal.SIGTERM)
     )
     try:
-        return 143 if proc.wait() == -signal.SIGTERM else proc.returncode
+        status = proc.wait()
+        return 128 - status if status < 0 else status
     except KeyboardInterrupt:
         say("interrupted: waiting for asv to stop, then keeping what it measured")
         try:
@@ -202,7 +227,7 @@ def run_guarded(
     overridden = [var for var in asvargs.OVERRIDES if env.get(var)]
     env_lock = f"lock-{Path(env_dir).name}"
     asked = time.time()
-    with Locks(state, [env_lock, f"lock-results-{machine}"], wait=wait):
+    with Locks(state, [env_lock, f"lock-results-{machine}"], wait=wait) as locks:
         copy = (keep_in or state) / f"kept-{machine}"
         if copy.is_dir():  # a run killed before it could settle: its copy is merged now
             left = store.settle(results, machine, copy)
@@ -220,7 +245,7 @@ def run_guarded(
             recorder.before_asv(env, waited=time.time() - asked)
         start = time.monotonic()
         try:
-            status = run_asv(command, env)
+            status = run_asv(command, env, hold=locks.fds())
         finally:
             follow.stop()
             if recorder:
@@ -316,8 +341,8 @@ def main(argv=None) -> int:
     try:
         if asv_args[0] == "find":
             lock = f"lock-{Path(conf['env_dir']).name}"
-            with Locks(base / ".asv", [lock], wait=not args.no_wait):
-                return run_asv(command, dict(os.environ))
+            with Locks(base / ".asv", [lock], wait=not args.no_wait) as locks:
+                return run_asv(command, dict(os.environ), hold=locks.fds())
         return run_guarded(
             command,
             args.machine,

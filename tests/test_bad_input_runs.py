@@ -177,6 +177,44 @@ def test_nothing_asv_started_outlives_the_run(tmp_path):
     assert gone(int(pid_file.read_text()))
 
 
+@pytest.mark.skipif(sys.platform != "linux", reason="the parent-death signal is Linux's")
+def test_asv_ends_with_a_killed_run_and_holds_its_locks_until_then(tmp_path):
+    """A run killed by SIGKILL (no handler runs) released its locks while asv ran on alone,
+    and a second run's stored figures were later overwritten by it. asv now ends with the
+    run, and holds the run's locks itself while it lives."""
+    asv_pid = tmp_path / "asv.pid"
+    # the run: locks taken, then "asv", which takes a second to end on SIGTERM (as a process
+    # busy saving would), and records its pid
+    run = textwrap.dedent(f"""
+        import sys
+        from pathlib import Path
+        from rmsnorm_bench import asvrun
+        asv = ("import os, signal, time; signal.signal(signal.SIGTERM, lambda *a: "
+               "(time.sleep(1.5), os._exit(143)));"
+               "open({str(asv_pid)!r}, 'w').write(str(os.getpid())); time.sleep(60)")
+        with asvrun.Locks(Path({str(tmp_path)!r}), ["lock-env"]) as locks:
+            asvrun.run_asv([sys.executable, "-c", asv], {{}}, hold=locks.fds())
+    """)
+    parent = subprocess.Popen([sys.executable, "-c", run], cwd=ROOT)
+    deadline = time.monotonic() + 30
+    while not asv_pid.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.2)
+    parent.kill()
+    parent.wait()
+    with pytest.raises(asvrun.Busy):  # asv lives: the locks are still held
+        with asvrun.Locks(tmp_path, ["lock-env"], wait=False):
+            pass
+    assert gone(int(asv_pid.read_text()))  # ended with the run
+    with asvrun.Locks(tmp_path, ["lock-env"], wait=False):  # and the locks with it
+        pass
+
+
+def test_a_signal_that_ends_asv_gives_128_plus_its_number():
+    script = "import os, signal; os.kill(os.getpid(), signal.SIGKILL)"
+    assert asvrun.run_asv([sys.executable, "-c", script], dict(os.environ)) == 137
+
+
 def forward_signals_script(child: str) -> str:
     env_sh = (ROOT / "scripts" / "_env.sh").read_text()
     function = env_sh[env_sh.index("forward_signals() {") :]
