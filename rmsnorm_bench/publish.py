@@ -201,6 +201,17 @@ def asv_publish(results: Path, site: Path, branches: list[str], url: str = PLACE
             os.unlink(conf)
 
 
+# what asv publish writes into every dashboard: a folder holding all of them is one (an
+# index.json alone is not: a project's folder may have one, and would be replaced whole)
+DASHBOARD_FILES = ("index.html", "index.json", "asv.js", "graphs")
+
+
+def holds_dashboard(folder: Path) -> bool:
+    return (
+        all((folder / name).exists() for name in DASHBOARD_FILES) and (folder / "graphs").is_dir()
+    )
+
+
 def install(site: Path, out: Path, assets: Path = vendor.DIR) -> None:
     """Replace the dashboard in `out` with `site`, index.html pointed at out/vendor/, in one
     step: the new dashboard is built beside `out` and swapped in, so `out` holds either the
@@ -208,7 +219,7 @@ def install(site: Path, out: Path, assets: Path = vendor.DIR) -> None:
     page = vendor.offline_page((site / "index.html").read_text(), assets)
     if out.exists() and not out.is_dir():
         raise PublishError(f"{out} is not a folder; not replacing it")
-    if out.is_dir() and any(out.iterdir()) and not (out / "index.json").is_file():
+    if out.is_dir() and any(out.iterdir()) and not holds_dashboard(out):
         raise PublishError(f"{out} is not empty and holds no dashboard; not replacing it")
     out.parent.mkdir(parents=True, exist_ok=True)
     for left in out.parent.glob(f".{out.name}.publish-*"):  # of a publish that was killed

@@ -794,6 +794,7 @@ def fake_site(folder: Path) -> Path:
     (folder / "graphs").mkdir(parents=True)
     (folder / "graphs" / "g.json").write_text("[]")
     (folder / "index.json").write_text("{}")
+    (folder / "asv.js").write_text("// asv's")
     (folder / "index.html").write_text(
         '<script src="https://code.jquery.com/jquery-3.3.1.min.js"></script>'
     )
@@ -820,6 +821,15 @@ def test_publish_writes_a_dashboard_with_its_own_vendor_copy(tmp_path):
     (tmp_path / "other" / "notes.txt").write_text("mine")
     with pytest.raises(publish.PublishError, match="holds no dashboard"):
         publish.install(site, tmp_path / "other")
+    # nor is one that has an index.json of its own among a project's files: it would be
+    # replaced whole
+    (tmp_path / "other" / "index.json").write_text("{}")
+    (tmp_path / "other" / "src").mkdir()
+    with pytest.raises(publish.PublishError, match="holds no dashboard"):
+        publish.install(site, tmp_path / "other")
+    assert sorted(p.name for p in (tmp_path / "other").iterdir()) == [
+        "index.json", "notes.txt", "src"
+    ]  # fmt: skip
 
 
 def test_publish_into_the_vendor_folders_dashboard_keeps_it(tmp_path):
@@ -830,7 +840,7 @@ def test_publish_into_the_vendor_folders_dashboard_keeps_it(tmp_path):
     assets.mkdir(parents=True)
     kept.write_text("jquery")
     (out / "stale.js").write_text("")
-    (out / "index.json").write_text("{}")
+    fake_site(out)  # an earlier dashboard
     publish.install(site, out, assets)
     assert kept.read_text() == "jquery" and not (out / "stale.js").exists()
     with pytest.raises(publish.PublishError, match="no results"):
