@@ -58,6 +58,8 @@ def figure_problem(bench: str, value, skipped_ok: bool = True) -> str | None:
         return None
     if not is_number(value):
         return f"{json.dumps(value)} is not a number"
+    if isinstance(value, int) and abs(value) > 2**53:  # past float's whole numbers; 1e400 too
+        return f"{str(value)[:20]}... ({len(str(value))} digits) is not a measured figure"
     if math.isnan(value):
         return None if skipped_ok else "NaN is not a measurement"
     if math.isinf(value):

@@ -442,6 +442,7 @@ def test_a_second_file_for_one_commit_is_refused_by_every_reader(store, tmp_path
         (-1e6, "-1000000.0 is negative"),
         (float("inf"), "inf is not a finite number"),
         (0.0, "0 s is no measurement"),
+        (10**400, "1" + "0" * 19 + "... (401 digits) is not a measured figure"),  # overflowed
     ],
 )
 def test_figures_that_cannot_be_measurements_are_refused_by_every_reader(
