@@ -232,6 +232,11 @@ def run_guarded(
         if copy.is_dir():  # a run killed before it could settle: its copy is merged now
             left = store.settle(results, machine, copy)
             say(f"a killed run's results settled: {left.measured} figure(s) added")
+        if (results / machine).is_dir():  # what is stored is readable, before asv measures
+            try:
+                asvfiles.load_runs(results / machine)
+            except asvfiles.BadFile as e:
+                raise asvfiles.BadFile(f"{e}; nothing ran (fix or remove that file)") from None
         store.keep(results, machine, copy)
         log = (keep_in or state) / f"progress-{machine}.log"
         log.write_text("")

@@ -108,6 +108,25 @@ def test_a_run_that_skips_everything_changes_no_file(store, tmp_path, capsys):
     assert "nothing measured" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("damage", ["truncated", "negative"])
+def test_a_damaged_stored_file_is_named_before_asv_runs(damage, store, tmp_path):
+    # before, asv ran (minutes on a GPU) and then the run failed, naming asv, or threw the new
+    # figures away
+    path = file_of(store, A)
+    if damage == "truncated":
+        path.write_text(path.read_text()[:50])
+    else:
+        run = json.loads(path.read_text())
+        run["results"][BENCH][0][0] = -0.5
+        path.write_text(json.dumps(run))
+    before = stored(store)
+    asv_ran = tmp_path / "asv-ran"
+    command = [sys.executable, "-c", f"open({str(asv_ran)!r}, 'w')"]
+    with pytest.raises(asvfiles.BadFile, match=f"{path}: .*; nothing ran"):
+        guarded(store, command)
+    assert not asv_ran.exists() and stored(store) == before
+
+
 def test_a_run_where_every_case_fails_keeps_asvs_status_and_changes_no_file(store, tmp_path):
     before = stored(store)
     failed = run_file(store, A, {("1x256-bf16", "triton"): None, ("1x256-bf16", "torch"): None})
