@@ -299,6 +299,8 @@ def record_problem(args, asv_args: list[str]) -> str | None:
         return "--record: asv find stores nothing, there is no run to record"
     if args.record_to and (args.record_to.exists() or args.record_to.is_symlink()):
         return f"--record-to {args.record_to}: exists; a record is never replaced, name a new file"
+    if args.record_to and not args.record_to.absolute().parent.is_dir():
+        return f"--record-to {args.record_to}: {args.record_to.parent} is not a folder"
     if args.started_at is not None and not 0 < args.started_at <= time.time() + 1:
         return f"--started-at {args.started_at}: not a time before now (seconds since the epoch)"
     return None

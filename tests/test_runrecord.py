@@ -140,6 +140,9 @@ def test_a_record_file_that_exists_or_a_find_is_refused_before_anything_runs(
     taken.write_text("{}")
     refusals = {
         ("--record-to", str(taken), "--", "run", "HEAD^!"): "exists; a record is never replaced",
+        # found before the run, not after it: a folder that is a file, or is not there
+        ("--record-to", str(taken / "r.json"), "--", "run"): f"{taken} is not a folder",
+        ("--record-to", str(tmp_path / "no" / "r.json"), "--", "run"): "no is not a folder",
         ("--record", "--", "find", "HEAD~1..HEAD", "x"): "asv find stores nothing",
         ("--record", "--started-at", str(time.time() + 3600), "--", "run"): "not a time before",
     }
