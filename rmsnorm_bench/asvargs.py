@@ -150,6 +150,16 @@ def check_options() -> None:
 ASV_KEYWORDS = ("NEW", "ALL", "EXISTING", "TAGS")  # asv run's ranges that are no git range
 
 
+def bare_revision(words: list[str]) -> bool:
+    """Whether a range is one revision alone (main, HEAD~3, a hash), which git rev-list, and
+    so asv run, reads as that commit and all before it: for a user who meant that commit, a
+    run of the whole history."""
+    if len(words) != 1:
+        return False
+    word = words[0]
+    return ".." not in word and not word.startswith("^") and not word.endswith(("^!", "^@"))
+
+
 def check_asv_args(asv_args: list[str], repo: Path) -> None:
     """asv's arguments as asv parses them, each -b a regular expression, and the commits they
     name known to git in `repo` and selecting at least one (ValueError names the problem):
@@ -200,6 +210,17 @@ def check_asv_args(asv_args: list[str], repo: Path) -> None:
             raise ValueError(f"{rev!r} is not a commit or range here ({why})")
         if not git.stdout.strip():
             raise ValueError(f"{rev!r} selects no commit")
+        if asv_args[0] != "continuous" and bare_revision(words):
+            count = subprocess.run(
+                ["git", "rev-list", "--first-parent", "--count", *words, "--"],
+                cwd=repo, capture_output=True, text=True,
+            ).stdout.strip()  # fmt: skip
+            if count != "1":
+                raise ValueError(
+                    f"range {rev!r} is every commit up to {rev} ({count} of them, as git "
+                    f"rev-list reads it): give {rev}^! for that commit alone, or A..{rev} for "
+                    "the commits after A"
+                )
         commits[rev] = git.stdout.strip()
     if asv_args[0] == "continuous" and ns.base and ns.branch:
         if commits.get(ns.base) and commits.get(ns.base) == commits.get(ns.branch):

@@ -176,9 +176,9 @@ def main(argv=None) -> int:
     )
     args = ap.parse_args(argv)
     if args.gpu and not args.gpu.isdigit():
-        ap.error(f"--gpu takes a GPU index, got {args.gpu!r}")
+        ap.exit(2, f"machine: --gpu takes a GPU index, got {args.gpu!r}\n")
     if args.machine and not NAME.fullmatch(args.machine):
-        ap.error(f"machine name {shown(args.machine)}: {NAME_RULE}")
+        ap.exit(2, f"machine: machine name {shown(args.machine)}: {NAME_RULE}\n")
     if args.force and not args.register:
         ap.error("--force goes with --register")
     info = facts()
@@ -188,7 +188,8 @@ def main(argv=None) -> int:
         info["gpu_index"] = args.gpu
     name = args.machine or default_name(info, args.gpu)
     if not NAME.fullmatch(name):
-        ap.error(f"machine name {shown(name)} (this GPU's): {NAME_RULE}; give one: --machine")
+        ap.exit(2, f"machine: machine name {shown(name)} (this GPU's): {NAME_RULE}; "
+                "give one: --machine\n")  # fmt: skip
     if args.register and not args.force:
         try:
             differ = other_facts(name, info, args.results)

@@ -35,6 +35,9 @@ def check(*asv_args):
         (("continuous", "HEAD", "nosuchbranch"), "'nosuchbranch' is not a commit"),
         (("run", "--no-such-option"), "asv refuses"),
         (("continuous", "HEAD", "HEAD^{commit}"), "name one commit"),
+        # one revision alone is that commit and all before it, as git rev-list reads it
+        (("run", "HEAD~1"), "range 'HEAD~1' is every commit up to HEAD~1 ("),
+        (("run", "HEAD~2"), "give HEAD~2^! for that commit alone, or A..HEAD~2"),
     ],
 )
 def test_asv_arguments_are_checked_before_asv_runs(args, message):
