@@ -35,7 +35,6 @@ import contextlib
 import dataclasses
 import math
 import os
-import subprocess
 import sys
 import time
 import warnings
@@ -123,14 +122,16 @@ def failure(backend: str, cell: Cell, error: Exception) -> dict:
 
 def measure_cell(cell: Cell, fns: dict) -> dict:
     """{backend: result} of one cell; `fns` is {backend: its call, or the error making it}.
-    Every backend is validated before any is timed, so that the reference is freed first."""
+    Every backend is validated (a first call's compile included), then timed, each result's
+    "seconds" saying how long each took; the reference is freed before the timing."""
     import torch
 
-    results, passed = {}, {}
+    results, passed, spent = {}, {}, {name: {} for name in fns}  # spent: each one's seconds
     try:
         p = problem(cell)
         expected = instrument.reference(p)
         for name, fn in fns.items():
+            start = time.perf_counter()  # a first call compiles (torch.compile's graphs)
             try:
                 if isinstance(fn, Exception):
                     raise fn
@@ -138,15 +139,18 @@ def measure_cell(cell: Cell, fns: dict) -> dict:
                 passed[name] = fn
             except Exception as e:
                 results[name] = failure(name, cell, e)
+            spent[name]["validate"] = round(time.perf_counter() - start, 4)
         del p, expected
         for name, fn in passed.items():
+            start = time.perf_counter()
             results[name] = time_backend(name, fn, cell)
+            spent[name]["time"] = round(time.perf_counter() - start, 4)
     except torch.cuda.OutOfMemoryError as e:  # the inputs or the reference
         results = {name: failure(name, cell, e) for name in fns}
     finally:
         if instrument.DEVICE == "cuda":
             torch.cuda.empty_cache()
-    return {name: results[name] for name in fns}
+    return {name: {**results[name], "seconds": spent[name]} for name in fns}
 
 
 def time_backend(name: str, fn, cell: Cell) -> dict:
@@ -296,17 +300,6 @@ def main(argv=None) -> int:
 
 
 GPU_NOTE = "graph replay, hot L2"
-# what the grid measures with: a commit that changed none of it measures the same code
-MEASURED_CODE = ("rmsnorm_kernels", "rmsnorm_bench/instrument", "rmsnorm_bench/grid.py")
-
-
-def same_code(commit: str | None, head: str | None) -> bool:
-    """Whether the code measured here (the working tree) is `commit`'s: the same commit, or
-    no difference in MEASURED_CODE; False where git cannot tell."""
-    if commit is None or head is None:
-        return commit == head
-    diff = ["git", "-C", str(ROOT), "diff", "--quiet", commit, "--", *MEASURED_CODE]
-    return subprocess.run(diff, capture_output=True).returncode == 0
 
 
 def measure_grid(args, out: Path, smoke: bool) -> int:
@@ -336,7 +329,7 @@ def measure_grid(args, out: Path, smoke: bool) -> int:
         "cells": [],
     }
     try:
-        code = lambda commit: same_code(commit, data["commit"])  # noqa: E731
+        code = lambda commit: gridfile.same_code(commit, data["commit"])  # noqa: E731
         data, earlier = gridfile.continued(out / "grid.json", data, args.resume, code)
     except gridfile.BadGridFile as e:
         print(f"grid: {e}", file=sys.stderr)
@@ -355,9 +348,17 @@ def measure_grid(args, out: Path, smoke: bool) -> int:
     }
 
     def measure(cell):
+        making = {}  # seconds each backend took to make, where they are new
         if made.get("group") != cell.group:  # new backends (torch.compile's graphs) per shape
-            made.update(group=cell.group, fns=make_backends(cell.op, args.backends, unavailable))
-        return measure_cell(cell, made["fns"])
+            made.update(group=cell.group, fns={})
+            for name in args.backends:
+                start = time.perf_counter()
+                made["fns"].update(make_backends(cell.op, [name], unavailable))
+                making[name] = time.perf_counter() - start
+        results = measure_cell(cell, made["fns"])
+        for name, result in results.items():
+            result.setdefault("seconds", {})["make"] = round(making.get(name, 0.0), 4)
+        return results
 
     start, before = time.monotonic(), data["elapsed_s"] or 0.0
     this_run = {"started": now, "commit": data["commit"], "elapsed_s": 0.0,

@@ -10,7 +10,8 @@ device time was measured: not in the CPU smoke mode), "grid" (its axes: ops, pha
 weights, m, n, backends), "unavailable" ({backend: {op: why}}, the peers that could not run
 here), "budget_s" / "elapsed_s", and "cells", one per (op, phase, dtype, weight, m, n): for
 each backend a status (STATUSES), with "median_s" and "samples" where it was timed and
-"reason" where it was not; "best_peer", "ours_over_best_peer" and "behind" (judge); "runs",
+"reason" where it was not, and "seconds" ({"make", "validate", "time"}: where the tool's
+time went); "best_peer", "ours_over_best_peer" and "behind" (judge); "runs",
 one entry per run that measured into the file ("started", "elapsed_s", "budget_s",
 "measured": its cells), more than one where a run was continued (grid --resume). While a run
 goes on, the file is rewritten every CHECKPOINT_SECONDS, the cells still to come "not
@@ -22,10 +23,12 @@ import itertools
 import json
 import math
 import os
+import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import ROOT
 from .instrument import DTYPE_NAMES, OPS, OURS, Shape
 
 # the grid's axes (the tool's defaults)
@@ -228,6 +231,9 @@ def cell_fault(cell: dict) -> str | None:
     for name, r in results.items():
         if not isinstance(r, dict) or r.get("status") not in STATUSES:
             return f"{where_}: {name}'s result has no status of {', '.join(STATUSES)}"
+        spent = r.get("seconds", {})
+        if not isinstance(spent, dict) or not all(map(_number, spent.values())):
+            return f"{where_}: {name}'s seconds are not {{part: seconds}}"
         median = r.get("median_s")
         if median is not None and not (_number(median) and median > 0):
             return f"{where_}: {name}'s median_s is not a positive number of seconds"
@@ -260,6 +266,19 @@ def write(path: Path, data: dict) -> None:
 # the machine's facts a grid is continued on: what decides the times (not the host's CPUs,
 # nor how many GPUs a machine of the same kind has)
 SAME_MACHINE = ("gpu", "torch", "triton", "cuda", "rocm", "driver", "python")
+
+
+# what the grid measures with: a commit that changed none of it measures the same code
+MEASURED_CODE = ("rmsnorm_kernels", "rmsnorm_bench/instrument", "rmsnorm_bench/grid.py")
+
+
+def same_code(commit: str | None, head: str | None) -> bool:
+    """Whether the code measured here (the working tree) is `commit`'s: the same commit, or
+    no difference in MEASURED_CODE; False where git cannot tell."""
+    if commit is None or head is None:
+        return commit == head
+    diff = ["git", "-C", str(ROOT), "diff", "--quiet", commit, "--", *MEASURED_CODE]
+    return subprocess.run(diff, capture_output=True).returncode == 0
 
 
 def continued(path: Path, fresh: dict, resume: bool, same_code) -> tuple[dict, dict]:

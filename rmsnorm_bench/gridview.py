@@ -89,6 +89,8 @@ def summary(data: dict, worst: int = 8) -> str:
         lines.append(f"took {data['elapsed_s']:.0f} s, {budget}")
     if unreached := sum(not reached(c) for c in cells):
         lines.append(f"{unreached} cells not reached (grid --resume measures them)")
+    if spent := time_spent(cells):
+        lines.append(f"where the time went (s): {spent}")
     behind = sorted((c for c in rated if c["behind"]), key=lambda c: -c["ours_over_best_peer"])
     if rated:
         lines.append(
@@ -101,6 +103,25 @@ def summary(data: dict, worst: int = 8) -> str:
         us = ", ".join(f"{b} {t * 1e6:.1f} us" for b, t in times.items())
         lines.append(f"  {c['ours_over_best_peer']:.3f}x  {label(c)}: {us}")
     return "\n".join(lines)
+
+
+def time_spent(cells: list) -> str:
+    """Each backend's seconds making its calls, validating them (a first call's compile
+    included) and timing them, summed over the cells ("" where no cell says)."""
+    totals = {}
+    for cell in cells:
+        for backend, result in cell["backends"].items():
+            for part, seconds in (result.get("seconds") or {}).items():
+                spent = totals.setdefault(backend, {})
+                spent[part] = spent.get(part, 0.0) + seconds
+    order = {"make": 0, "validate": 1, "time": 2}  # as a cell goes
+    return "; ".join(
+        f"{backend} "
+        + ", ".join(
+            f"{part} {spent[part]:.1f}" for part in sorted(spent, key=lambda p: order.get(p, 3))
+        )
+        for backend, spent in totals.items()
+    )
 
 
 def panels(data: dict) -> list[tuple[str, str]]:

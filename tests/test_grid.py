@@ -278,10 +278,13 @@ def test_a_wrong_result_fails_an_error_is_unsupported_or_failed(smoke_mode, monk
     assert [same[b]["status"] for b in fns] == [OK, FAILED, OK, UNSUPPORTED]
     assert "AssertionError: rms_norm 4x128-bf16: out is wrong" in same["torch"]["reason"]
     assert timed_backends == ["triton", "liger"]  # a wrong result is never timed
+    assert set(same["triton"]["seconds"]) == {"validate", "time"}  # where the time went
+    assert set(same["torch"]["seconds"]) == {"validate"}  # not timed
     mixed = grid.measure_cell(Cell("rms_norm", "backward", "bf16", "f32", 4, 128), fns)
-    assert mixed["liger"] == {
+    assert mixed["liger"] | {"seconds": None} == {
         "status": UNSUPPORTED,
         "reason": "TypeError: weight must be in x's dtype",
+        "seconds": None,
     }
     cell = Cell("rms_norm", "forward", "bf16", "same", 4, 128)
     error = RuntimeError("boom")
@@ -422,9 +425,12 @@ def test_a_tiny_grid_in_the_smoke_mode(smoke_mode, tmp_path, capsys):
     # 2 ops x 2 phases x (bf16, bf16 with an f32 weight, f32) x 2 shapes
     assert len(data["cells"]) == 24
     for cell in data["cells"]:
-        assert cell["backends"] == {
-            b: {"status": OK, "median_s": None, "samples": 0} for b in ("triton", "torch")
-        }
+        for b in ("triton", "torch"):
+            result = cell["backends"][b]
+            assert result | {"seconds": None} == {"status": OK, "median_s": None, "samples": 0,
+                                                  "seconds": None}  # fmt: skip
+            assert set(result["seconds"]) == {"make", "validate", "time"}
+    assert "where the time went (s): triton make " in out
     assert {c["weight"] for c in data["cells"] if c["dtype"] == "bf16"} == {"same", "f32"}
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
         ["grid.json"] + [f"{o}_{p}.png" for o in OPS for p in gridfile.PHASES]
@@ -481,7 +487,7 @@ def fake_cells(smoke_mode, monkeypatch):
     state = {"calls": [], "stop_after": None}
     monkeypatch.setattr(gridfile, "CHECKPOINT_SECONDS", 0)
     # this checkout's code is the same as its commit's (test_same_code_is_told_by_git below)
-    monkeypatch.setattr(grid, "same_code", lambda commit, head: commit == head)
+    monkeypatch.setattr(gridfile, "same_code", lambda commit, head: commit == head)
     monkeypatch.setattr(grid, "make_backends", lambda op, names, unavailable: dict.fromkeys(names))
 
     def measure_cell(cell, fns):
@@ -580,11 +586,11 @@ def test_same_code_is_told_by_git(tmp_path, monkeypatch):
     git("add", "-A")
     git("commit", "-qm", "b")
     second = git("rev-parse", "HEAD")
-    monkeypatch.setattr(grid, "ROOT", tmp_path)
-    assert grid.same_code(first, second) and grid.same_code(second, second)
+    monkeypatch.setattr(gridfile, "ROOT", tmp_path)
+    assert gridfile.same_code(first, second) and gridfile.same_code(second, second)
     (tmp_path / "rmsnorm_kernels" / "ops.py").write_text("x = 2\n")  # uncommitted, measured
-    assert not grid.same_code(first, second) and not grid.same_code(second, second)
-    assert not grid.same_code("0" * 40, second) and not grid.same_code(None, second)
+    assert not gridfile.same_code(first, second) and not gridfile.same_code(second, second)
+    assert not gridfile.same_code("0" * 40, second) and not gridfile.same_code(None, second)
 
 
 def test_a_new_run_does_not_overwrite_device_times_of_this_commit(tmp_path):
