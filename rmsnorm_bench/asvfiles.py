@@ -142,6 +142,19 @@ def resolve(rev: str) -> str:
     return done.stdout.strip() if done.returncode == 0 else rev.lower()
 
 
+def clone_lacks(sha: str) -> str | None:
+    """A warning where this clone has no commit `sha` (results merged from another clone, or
+    made by hand): figures are read all the same, but nothing here can show what they measured,
+    and publish refuses them. None where it has it."""
+    cmd = ["git", "-C", str(ROOT), "cat-file", "-e", f"{sha}^{{commit}}"]
+    if subprocess.run(cmd, capture_output=True).returncode == 0:
+        return None
+    return (
+        f"warning: commit {sha[:10]} is not in this clone: its figures are read as stored, "
+        "but publish refuses them until it is fetched (git fetch)"
+    )
+
+
 def pick_commit(rev: str, hashes, option: str, where) -> str:
     """The one hash of `hashes` (commits with results under `where`) that `rev`, given as
     `option`, names (see resolve). BadCommit where it names none, or several (listed)."""

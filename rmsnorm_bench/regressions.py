@@ -43,7 +43,16 @@ import sys
 from pathlib import Path
 
 from . import ROOT, argument_parser, revision
-from .asvfiles import BadCommit, BadFile, figure_stats, figures, load_runs, pick_commit, versions
+from .asvfiles import (
+    BadCommit,
+    BadFile,
+    clone_lacks,
+    figure_stats,
+    figures,
+    load_runs,
+    pick_commit,
+    versions,
+)
 
 OURS = "triton"  # the backend whose figures gate; the others are peers
 GATING = ("track_device_time", "track_peak_memory")  # by default
@@ -208,6 +217,10 @@ def main(argv=None) -> int:
         if pair[0] == pair[1]:  # a commit against itself: nothing could be found slower
             ap.exit(2, f"regressions: --base {args.base} and --head {args.head} name one commit, "
                     f"{pair[0][:10]}: give two\n")  # fmt: skip
+    compared_commits = pair or {r["commit_hash"] for runs in loaded.values() for r in runs[-2:]}
+    for sha in sorted(compared_commits):  # the newest two of each machine, or the pair given
+        if warning := clone_lacks(sha):
+            print(f"regressions: {warning}", file=sys.stderr)
     ours, peers, compared = [], [], 0
     for folder, runs in loaded.items():
         found, others, summary, count = check_machine(

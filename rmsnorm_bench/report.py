@@ -32,7 +32,7 @@ import sys
 from pathlib import Path
 
 from . import ROOT, argument_parser, revision
-from .asvfiles import BadCommit, BadFile, figures, load_runs, pick_commit
+from .asvfiles import BadCommit, BadFile, clone_lacks, figures, load_runs, pick_commit
 from .instrument import Shape, ideal_bytes
 
 SUITES = [
@@ -369,6 +369,8 @@ def main(argv=None):
     if args.copy_ceiling is not None and not args.copy_ceiling > 0:
         ap.error(f"--copy-ceiling: expected GB/s above 0, got {args.copy_ceiling}")
     run = load(args.machine, args.commit, args.results)
+    if warning := clone_lacks(run["commit_hash"]):
+        print(f"report: {warning}", file=sys.stderr)
     if args.headline:
         from .headline import print_headline
 

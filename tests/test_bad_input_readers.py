@@ -100,6 +100,20 @@ def test_report_html_needs_out(store, capsys):
     assert f"commit {B[:8]}" in capsys.readouterr().out
 
 
+# results of a commit this clone lacks are read, with a warning (publish refuses them)
+
+
+def test_report_and_gate_warn_of_a_commit_this_clone_lacks(store, capsys):
+    report.main(["--results", str(store), "--no-plot"])
+    assert f"report: warning: commit {B[:10]} is not in this clone" in capsys.readouterr().err
+    regressions.main(["--results", str(store), "--public-time"])
+    err = capsys.readouterr().err
+    assert f"commit {A[:10]} is not in this clone" in err and f"commit {B[:10]}" in err
+    from rmsnorm_bench import asvfiles
+
+    assert asvfiles.clone_lacks(asvfiles.resolve("HEAD")) is None  # one it has: no warning
+
+
 # regressions --base/--head: one commit each, as report --commit resolves it
 
 
