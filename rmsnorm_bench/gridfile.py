@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import ROOT
+from .asvformat import is_number
 from .instrument import DTYPE_NAMES, OPS, OURS, Shape
 
 # the grid's axes (the tool's defaults)
@@ -187,12 +188,7 @@ AXES_OF_NAMES = ("ops", "phases", "dtypes", "weights", "backends")
 
 
 def _number(value, low=0.0) -> bool:
-    return (
-        isinstance(value, int | float)
-        and not isinstance(value, bool)
-        and math.isfinite(value)
-        and value >= low
-    )
+    return is_number(value) and math.isfinite(value) and value >= low
 
 
 def _whole(value) -> bool:
@@ -281,10 +277,10 @@ def same_code(commit: str | None, head: str | None) -> bool:
     return subprocess.run(diff, capture_output=True).returncode == 0
 
 
-def continued(path: Path, fresh: dict, resume: bool, same_code) -> tuple[dict, dict]:
+def continued(path: Path, fresh: dict, resume: bool) -> tuple[dict, dict]:
     """The file to write, and the cells it keeps by key: `fresh` and none without `resume`,
-    else the grid in `path` continued, its axes joined with those asked for. same_code(commit)
-    says whether the code measured here is that commit's (a later commit that changed only
+    else the grid in `path` continued, its axes joined with those asked for, where the code
+    measured here is the file's commit's (same_code: a later commit that changed only
     documents, the grid's own file say, measures the same code). BadGridFile where `path`
     cannot be continued, or holds device times of this code and machine that a run without
     `resume` would lose."""
@@ -298,7 +294,7 @@ def continued(path: Path, fresh: dict, resume: bool, same_code) -> tuple[dict, d
             kept
             and old.get("device_time")
             and _machine(old) == _machine(fresh)
-            and (same_code(old.get("commit")))
+            and (same_code(old.get("commit"), fresh["commit"]))
         ):
             raise BadGridFile(
                 f"{path} holds {kept} cells measured of this code on this machine: "
@@ -308,7 +304,7 @@ def continued(path: Path, fresh: dict, resume: bool, same_code) -> tuple[dict, d
     if not path.is_file():
         raise BadGridFile(f"--resume: no grid to continue at {path}")
     old = load(path)
-    if not same_code(old.get("commit")):
+    if not same_code(old.get("commit"), fresh["commit"]):
         raise BadGridFile(
             f"--resume: {path} measured commit {str(old.get('commit'))[:10]}, whose package or "
             f"instrument differs from what is measured here ({str(fresh['commit'])[:10]}, and "

@@ -593,7 +593,7 @@ def test_same_code_is_told_by_git(tmp_path, monkeypatch):
     assert not gridfile.same_code("0" * 40, second) and not gridfile.same_code(None, second)
 
 
-def test_a_new_run_does_not_overwrite_device_times_of_this_commit(tmp_path):
+def test_a_new_run_does_not_overwrite_device_times_of_this_commit(tmp_path, monkeypatch):
     fresh = {"commit": "c" * 40, "machine": {"gpu": "NVIDIA H200"}, "device_time": True,
              "grid": {"backends": ["triton"]}}  # fmt: skip
     cell = Cell("rms_norm", "forward", "bf16", "same", 1, 128)
@@ -602,16 +602,15 @@ def test_a_new_run_does_not_overwrite_device_times_of_this_commit(tmp_path):
            ("ops", "phases", "dtypes", "weights", "backends", "m", "n")}, "cells": [record]}  # fmt: skip
     path = tmp_path / "grid.json"
     gridfile.write(path, old)
-    same = lambda commit: commit == fresh["commit"]  # noqa: E731
+    monkeypatch.setattr(gridfile, "same_code", lambda commit, head: commit == head)
     with pytest.raises(gridfile.BadGridFile, match="holds 1 cells measured of this code"):
-        gridfile.continued(path, fresh, False, same)
+        gridfile.continued(path, fresh, False)
     with pytest.raises(gridfile.BadGridFile, match="holds 1 cells"):  # another host, same GPU
         host = {**fresh, "machine": {"gpu": "NVIDIA H200", "num_cpu": "8"}}
-        gridfile.continued(path, host, False, same)
+        gridfile.continued(path, host, False)
     for other in ({"commit": "d" * 40}, {"machine": {"gpu": "NVIDIA H100"}}):
         changed = {**fresh, **other}
-        same = lambda commit, changed=changed: commit == changed["commit"]  # noqa: E731
-        assert gridfile.continued(path, changed, False, same) == (changed, {})
+        assert gridfile.continued(path, changed, False) == (changed, {})
 
 
 def test_resume_measures_again_cells_an_error_or_memory_stopped(fake_cells, tmp_path):
