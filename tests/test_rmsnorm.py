@@ -845,6 +845,50 @@ def test_fused_add_module():
     assert_close(module.weight.grad, w.grad, F32, "dweight")
 
 
+# A thread whose first CUDA work is ours: in a fresh process, the autograd engine's device
+# thread runs our backward first, and a thread of the user's own runs our forward first
+FIRST_ON_A_THREAD = """
+import sys, threading, torch
+import rmsnorm_kernels as rk
+from rmsnorm_kernels.reference import rms_norm_reference
+x = torch.randn(8, 1024, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+w = torch.randn(1024, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+g = torch.randn(8, 1024, device="cuda", dtype=torch.bfloat16)
+spare = [torch.empty_like(x) for _ in range(4)]
+del spare  # the backward's buffers come from the allocator's cache: no runtime call there
+y = rk.rms_norm(x, w, 1e-6)
+y.backward(g)
+x2, w2 = x.detach().clone(), w.detach().clone()
+x2.requires_grad_(), w2.requires_grad_()
+rms_norm_reference(x2, w2, 1e-6).backward(g.float())
+wide = torch.randn(4, 3000, device="cuda", dtype=torch.float16)
+got = {}
+thread = threading.Thread(target=lambda: got.update(y=rk.rms_norm(wide, None, 1e-6)))
+thread.start()
+thread.join()
+torch.cuda.synchronize()
+torch.testing.assert_close(x.grad.float(), x2.grad.float(), atol=2e-2, rtol=2e-2)
+torch.testing.assert_close(w.grad.float(), w2.grad.float(), atol=2e-1, rtol=2e-2)
+torch.testing.assert_close(got["y"].float(), rms_norm_reference(wide, None, 1e-6).float(),
+                           atol=1e-2, rtol=1e-2)
+print("ok")
+"""
+
+
+@pytest.mark.gpu("a thread without a CUDA context exists only where CUDA does")
+def test_a_thread_whose_first_cuda_work_is_ours():
+    """The compiled path makes the primary context current itself: the driver API, unlike the
+    runtime's, fails on a thread that has none ("invalid device context", seen on an H200 at a
+    process's first backward)."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", FIRST_ON_A_THREAD], capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0 and done.stdout.strip().endswith("ok"), done.stderr[-3000:]
+
+
 # ---------------------------------------------------------------------------------------------
 # The seed's opt-in comparison with PyTorch (prints the table; the asv suites track it)
 # ---------------------------------------------------------------------------------------------

@@ -81,6 +81,10 @@ struct Driver {
   CUresult (*launch_kernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
                             unsigned, unsigned, CUstream, void**, void**) = nullptr;
   CUresult (*get_error_string)(CUresult, const char**) = nullptr;
+  CUresult (*ctx_get_current)(void**) = nullptr;
+  CUresult (*ctx_set_current)(void*) = nullptr;
+  CUresult (*device_get)(int*, int) = nullptr;
+  CUresult (*primary_ctx_retain)(void**, int) = nullptr;
 
   // Whether libcuda and every entry point above were found.
   bool load() {
@@ -93,8 +97,31 @@ struct Driver {
         reinterpret_cast<decltype(func_set_attribute)>(dlsym(lib, "cuFuncSetAttribute"));
     launch_kernel = reinterpret_cast<decltype(launch_kernel)>(dlsym(lib, "cuLaunchKernel"));
     get_error_string = reinterpret_cast<decltype(get_error_string)>(dlsym(lib, "cuGetErrorString"));
+    ctx_get_current = reinterpret_cast<decltype(ctx_get_current)>(dlsym(lib, "cuCtxGetCurrent"));
+    ctx_set_current = reinterpret_cast<decltype(ctx_set_current)>(dlsym(lib, "cuCtxSetCurrent"));
+    device_get = reinterpret_cast<decltype(device_get)>(dlsym(lib, "cuDeviceGet"));
+    primary_ctx_retain =
+        reinterpret_cast<decltype(primary_ctx_retain)>(dlsym(lib, "cuDevicePrimaryCtxRetain"));
     return module_load_data && module_get_function && func_set_attribute && launch_kernel &&
-           get_error_string;
+           get_error_string && ctx_get_current && ctx_set_current && device_get &&
+           primary_ctx_retain;
+  }
+
+  // Make the device's primary context current on this thread where none is. The runtime
+  // API (torch's own kernels, its allocator) does so on a thread's first call; the driver API
+  // does not. A thread that reaches us first has none: the autograd engine's device thread
+  // when our backward is the first node it runs and every buffer comes from the allocator's
+  // cache (seen on an H200: "cuModuleLoadData failed: invalid device context", error 201,
+  // at a process's first backward).
+  void use_primary_context(int ordinal) const {
+    void* current = nullptr;
+    check(ctx_get_current(&current), "cuCtxGetCurrent");
+    if (current) return;
+    int device = 0;
+    void* primary = nullptr;
+    check(device_get(&device, ordinal), "cuDeviceGet");
+    check(primary_ctx_retain(&primary, device), "cuDevicePrimaryCtxRetain");
+    check(ctx_set_current(primary), "cuCtxSetCurrent");
   }
 
   void check(CUresult result, const char* what) const {
@@ -261,6 +288,7 @@ void launch(int launch_id, std::array<int64_t, 2> grid, const Arg* args, int n, 
   if (grid[0] == 0 || grid[1] == 0) return;
   const Variant* v = nullptr;
   if (like.is_cuda() && driver().launch_kernel) {
+    driver().use_primary_context(like.get_device());  // before the module's load and the launch
     v = &find_variant(launch_id, grid, args, n, align, flags, like.get_device());
   }
   if (!v || !v->function) {
