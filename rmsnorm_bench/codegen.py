@@ -129,7 +129,7 @@ def variants():
     for align in (16, 8):
         name = f"row-dot pass, ALIGN={align}"
         yield name, "_row_dot_kernel", plan.row_dot.options(align), (), None
-    # the split forward of few long rows, fused (off unless _config.FORWARD_SPLIT_MAX_M is set)
+    # the split forward of few long rows, fused (up to _config.FORWARD_SPLIT_MAX_M rows)
     split = _plan._split_forward(True, True, cpu, 1)
     for align in (16, 8):
         name = f"split forward's sums of squares, ALIGN={align}"

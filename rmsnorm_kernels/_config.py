@@ -51,11 +51,12 @@ DOT_PROGRAMS_PER_SM = 4
 REDUCE_BLOCK_N = 16
 REDUCE_SPLIT_BLOCK_N = 64
 REDUCE_BLOCK_P = 32
-# the forward of up to this many rows past one block may split each row over segments of
+# the forward of up to this many rows past one block splits each row over segments of
 # columns (their sums of squares, then each segment scaled), so that few rows still fill the
-# GPU; 0 keeps each row in one program, as measured so far (the split is for a sweep to judge)
-FORWARD_SPLIT_MAX_M = 0
-FORWARD_SPLIT_BLOCK_N = 4096
+# GPU: 4x20000 bf16 4.6 -> 3.4 us, 16x32768 f32 6.1 -> 4.6 (torch.compile 4.6, 4.9); 2,048
+# columns at a time were 0.1-0.2 us faster than 4,096 in each row measured (perf-notes)
+FORWARD_SPLIT_MAX_M = 16
+FORWARD_SPLIT_BLOCK_N = 2048
 FORWARD_SPLIT_SEGMENTS = 32  # at most, per row
 FORWARD_SPLIT_PROGRAMS_PER_SM = 2  # the segments' target grid
 # from rows of this many elements on, the chunked forward streams its last touches

@@ -403,10 +403,12 @@ def test_fused_backward_reuses_the_plan():
 
 def test_long_rows_stream_from_stream_min_n_on():
     """The chunked forward's L2 hint is keyed by N: rows past one block but short of
-    STREAM_MIN_N keep Triton's default policy, longer ones stream their last touches."""
+    STREAM_MIN_N keep Triton's default policy, longer ones stream their last touches (rows
+    enough that the forward is not split)."""
     streams = []
+    rows = _config.FORWARD_SPLIT_MAX_M + 1
     for n in (4096, 20000, _config.STREAM_MIN_N):
-        x, residual, weight, *_ = make_inputs(Case((1,), n, BF16, BF16))
+        x, residual, weight, *_ = make_inputs(Case((rows,), n, BF16, BF16))
         (launch,) = launches_in(lambda x=x, r=residual, w=weight: rk.fused_add_rms_norm(x, r, w))
         streams.append(launch.options(16)["STREAM"])
     assert streams == ["", "", "evict_first"]
