@@ -19,6 +19,10 @@ case's phases, each benchmark process's seconds). Its keys:
   backend the seconds of its cases (skipped ones apart), their phases summed, and
   torch.compile's cache hits and misses; ``first_cases``: each process's first case measured,
   phase by phase, with the process's own start (where a fresh process's seconds go);
+- ``warm``: each warm step asv ran in its install step (instrument/warm.py; for the first
+  commit, part of the set-up before the first benchmark), in order: its ``seconds``, and the
+  ``workers``, ``pairs``, ``cases`` validated and launch choices ``forgotten``, or why it was
+  ``skipped`` or ``stopped``;
 - ``processes`` (benchmark processes that measured), ``rounds``; ``commit``, ``commits``;
   ``machine`` and its ``facts`` (asv's params); ``fresh``: what did not exist before the run
   (asv's environment, i.e. a fresh clone; .venv; the Triton and inductor caches; the
@@ -145,6 +149,7 @@ class Recorder:
                 status: sum(c["status"] == status for c in cases)
                 for status in ("ok", "skipped", "FAILED")
             },
+            "warm": [t["warm"] for t in times if isinstance(t.get("warm"), dict)],
             "suites": _suites(processes, cases, runs, benchmarks),
             "first_cases": _first_cases(times),
         }
@@ -254,8 +259,12 @@ def summary(record: dict) -> str:
         f"all, {s['setup']} s set-up, {s['asv']} s in asv ({s['measuring']} s measuring in "
         f"{record['processes']} processes), fresh: "
         + (", ".join(k for k, v in record["fresh"].items() if v) or "nothing"),
-        "by suite and backend (cases not skipped):",
     ]
+    for w in record.get("warm", []):  # records made before the warm step was timed lack it
+        what = w.get("skipped") or w.get("stopped")
+        what = what or f"{w.get('cases')} cases validated in {w.get('workers')} processes"
+        out.append(f"warm step: {w['seconds']} s ({what})")
+    out.append("by suite and backend (cases not skipped):")
     for suite, facts in record["suites"].items():
         for backend, b in facts["backends"].items():
             if b["ok"] or b["FAILED"]:

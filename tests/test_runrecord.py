@@ -23,7 +23,7 @@ run = json.loads(text)
 run["durations"] = {"<setup_cache bench_rmsnorm:151>": 4.5}
 pathlib.Path(results).write_text(json.dumps(run))
 now = time.time()
-lines = []
+lines = [{"warm": {"seconds": 2.5, "workers": 4, "pairs": 8, "cases": 16, "forgotten": 3}}]
 for pid in (11, 12):
     lines.append({"suite": "rms_norm forward", "case": "1x256-bf16", "backend": "torch_compile",
                   "status": "skipped", "seconds": 0.0, "phases": {"backend": 0.0}})
@@ -90,9 +90,13 @@ def test_a_run_writes_where_its_time_went(store, tmp_path, capsys):  # noqa: F81
         ("1x256-bf16", "triton", 2.0),
     ]  # the first case measured, not the skipped one before it
     assert first[0]["process_start"] == {"import torch": 1.25}
+    assert record["warm"] == [
+        {"seconds": 2.5, "workers": 4, "pairs": 8, "cases": 16, "forgotten": 3}
+    ]  # what the warm step wrote in asv's install step, listed as it was
     assert runrecord.main([str(path)]) == 0
     shown = capsys.readouterr().out
     assert "rms_norm forward triton: 4.0 s (backend 1.0, validation 2.0)" in shown
+    assert "warm step: 2.5 s (16 cases validated in 4 processes)" in shown
 
 
 def test_a_record_is_never_replaced(store, tmp_path):  # noqa: F811

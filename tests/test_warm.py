@@ -129,3 +129,33 @@ def test_it_warms_the_installed_package_not_the_checkout(monkeypatch):
     monkeypatch.chdir(root)
     warm.main([])
     assert root not in sys.path and "" not in sys.path
+
+
+def test_what_it_did_goes_to_the_runs_times_file(monkeypatch, tmp_path):
+    from rmsnorm_bench import progress
+
+    times = tmp_path / "times.jsonl"
+    monkeypatch.setenv(progress.TIMES_VAR, str(times))
+    monkeypatch.setattr(matrix, "DEVICE", "cuda")
+    monkeypatch.setenv(matrix.FWD_SHAPES_VAR, LABELS)
+    monkeypatch.setenv(matrix.BWD_SHAPES_VAR, LABELS)
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "triton"))
+    monkeypatch.setattr(warm, "ProcessPoolExecutor", InProcess)
+    monkeypatch.setattr(warm, "warm", len)
+    assert warm.main(["--workers", "2"]) == 0  # warmed
+    assert warm.main(["--workers", "2"]) == 0  # warmed before: skipped
+
+    class Broken(InProcess):
+        def map(self, fn, chunks):
+            raise RuntimeError("a worker died")
+
+    monkeypatch.setenv(matrix.BACKENDS_VAR, "triton")  # another selection: warmed again
+    monkeypatch.setattr(warm, "ProcessPoolExecutor", Broken)
+    assert warm.main([]) == 0
+    done, skipped, stopped = (line["warm"] for line in progress.read_times(times))
+    assert {k: done[k] for k in ("workers", "pairs", "cases")} == {
+        "workers": 2, "pairs": 8, "cases": 8
+    }  # fmt: skip
+    assert done["seconds"] >= 0 and done["forgotten"] == 0
+    assert skipped["skipped"].startswith("warmed before") and "cases" not in skipped
+    assert stopped["stopped"] == "RuntimeError: a worker died" and "cases" not in stopped

@@ -26,7 +26,8 @@ interpreter compiles nothing), for fewer than MIN_PAIRS pairs (a narrowed run: t
 history), and where this same package source, matrix and backends were warmed before into these
 caches (a stamp in the Triton cache names them: `asv continuous` installs each commit once per
 round). Exit status 0 always, once the arguments parse: a failed warm-up leaves the measuring
-to compile.
+to compile. What it did, and in how many seconds, goes to the run's times file
+(RMSNORM_BENCH_TIMES, where one is named), from which the run's record lists it.
 """
 
 import argparse
@@ -42,6 +43,7 @@ from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
 from pathlib import Path
 
+from .. import progress
 from . import matrix
 from .backends import Unavailable, make_backend
 from .matrix import BACKENDS, OPS, Shape, shapes_for
@@ -148,36 +150,45 @@ def main(argv=None) -> int:
     start = time.perf_counter()
     root = Path(__file__).resolve().parents[2]  # the checkout, where rmsnorm_bench was found
     sys.path[:] = [d for d in sys.path if Path(d or ".").resolve() != root]
-    if matrix.DEVICE == "cpu":
-        print("warm: skipped (the smoke mode)")
+
+    def told(text: str, **facts) -> int:
+        """Say what the warm-up did, here and in the run's times file; exit status 0."""
+        print(f"warm: {text}")
+        seconds = round(time.perf_counter() - start, 2)
+        progress.record_times(warm={"seconds": seconds, **facts})
         return 0
+
+    if matrix.DEVICE == "cpu":
+        return told("skipped (the smoke mode)", skipped="the smoke mode")
     try:
         todo = pairs()
         stamp = stamp_path(todo)
     except (ValueError, OSError) as e:  # a bad override: the measuring process names it
-        print(f"warm: skipped ({e})")
-        return 0
+        return told(f"skipped ({e})", skipped=str(e))
     if len(todo) < MIN_PAIRS or (stamp and stamp.is_file()):
         why = f"warmed before ({stamp.name})" if stamp and stamp.is_file() else f"{len(todo)} pairs"
-        print(f"warm: skipped ({why})")
-        return 0
+        return told(f"skipped ({why})", skipped=why)
     workers = min(args.workers, len(todo))
     chunks = [todo[i::workers] for i in range(workers)]  # the large shapes spread out
+    stopped = None
     try:
         with ProcessPoolExecutor(workers, mp_context=get_context("fork")) as pool:
             done = sum(pool.map(warm, chunks))
     except Exception as e:  # a worker that died (out of memory ...): measuring compiles
-        print(f"warm: stopped ({type(e).__name__}: {e}); the measuring processes compile")
-        return 0
+        stopped, done = f"{type(e).__name__}: {e}", 0
     finally:
         forgotten = forget_choices()
+    facts = {"workers": workers, "pairs": len(todo), "forgotten": forgotten}
+    if stopped:
+        text = f"stopped ({stopped}); the measuring processes compile"
+        return told(text, stopped=stopped, **facts)
     seconds = time.perf_counter() - start
     if stamp and done:
         stamp.parent.mkdir(parents=True, exist_ok=True)
         stamp.write_text(json.dumps({"cases": done, "workers": workers, "seconds": seconds}))
-    print(f"warm: {done} cases validated in {workers} processes, {seconds:.1f} s; "
-          f"{forgotten} launch-config choices forgotten")  # fmt: skip
-    return 0
+    text = (f"{done} cases validated in {workers} processes, {seconds:.1f} s; "
+            f"{forgotten} launch-config choices forgotten")  # fmt: skip
+    return told(text, cases=done, **facts)
 
 
 if __name__ == "__main__":
