@@ -31,6 +31,13 @@ class InProcess:
         return [fn(chunk) for chunk in chunks]
 
 
+class Broken(InProcess):
+    """A pool whose worker died."""
+
+    def map(self, fn, chunks):
+        raise RuntimeError("a worker died")
+
+
 def test_a_chunk_is_validated_by_every_backend_that_runs_here():
     # ours and torch eager validate here (the interpreter) or on the GPU; a peer that is not
     # installed is passed over
@@ -109,10 +116,6 @@ def test_it_never_fails_the_install(monkeypatch, tmp_path, capsys):
     monkeypatch.setenv(matrix.BWD_SHAPES_VAR, LABELS)
     monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path))
 
-    class Broken(InProcess):
-        def map(self, fn, chunks):
-            raise RuntimeError("a worker died")
-
     monkeypatch.setattr(warm, "ProcessPoolExecutor", Broken)
     assert warm.main([]) == 0 and "a worker died" in capsys.readouterr().out
     assert not list(tmp_path.glob("rmsnorm-bench-warm-*"))  # nothing stamped: warmed again
@@ -144,10 +147,6 @@ def test_what_it_did_goes_to_the_runs_times_file(monkeypatch, tmp_path):
     monkeypatch.setattr(warm, "warm", len)
     assert warm.main(["--workers", "2"]) == 0  # warmed
     assert warm.main(["--workers", "2"]) == 0  # warmed before: skipped
-
-    class Broken(InProcess):
-        def map(self, fn, chunks):
-            raise RuntimeError("a worker died")
 
     monkeypatch.setenv(matrix.BACKENDS_VAR, "triton")  # another selection: warmed again
     monkeypatch.setattr(warm, "ProcessPoolExecutor", Broken)

@@ -12,7 +12,7 @@ compile side by side into the caches the measuring processes read (TRITON_CACHE_
 TORCHINDUCTOR_CACHE_DIR). It runs from the checkout's root, where rmsnorm_bench is, but takes
 the root off sys.path before anything imports rmsnorm_kernels, so that the package warmed is
 the one installed in the environment, as in benchmarks/; the workers are forked from a process
-that has imported no torch. Nothing is timed or recorded, and every measuring process still
+that has imported no torch. No figure is measured or stored, and every measuring process still
 validates every case itself: a case that fails here fails there, with its reason. Nor is any
 choice made here kept: inductor picks among a kernel's launch configs by timing them at its
 first call, and keeps the winner beside the kernel (a `.best_config` file, which every later
