@@ -4,14 +4,16 @@ The four suites share one ``setup_cache`` (instrument.measure_suites): one warm 
 measures every case of all four (inputs built, every output and gradient checked against the
 fp32 reference, once per op, shape and backend for both phases, then timed under the seed's
 contract, see rmsnorm_bench/instrument/), so that a process's start (torch, CUDA, the
-extension, the peers' imports) is paid once, not once per suite. Run with ``-a rounds=3``
-(scripts/run and scripts/compare pass instrument.PROCESSES), asv repeats that in fresh
-processes, one per round, and pools their samples, so that the spread between processes
-enters its statistics; ``asv continuous`` interleaves the rounds of its two commits. (asv
-reads a ``rounds`` attribute of time_* benchmarks only, so the option is what sets it for
-these track_* ones.) A run of one suite (``asv run --bench RMSNormForward``) still measures
-all four; RMSNORM_BENCH_SHAPES and RMSNORM_BENCH_BACKENDS narrow what is measured. The
-benchmarks below only report those figures:
+extension, the peers' imports) is paid once, not once per suite. Each commit is measured in
+3 fresh processes (instrument.PROCESSES), whose samples are pooled, so that the spread between
+processes enters asv's statistics: where scripts/run measures one commit, asv runs one round
+and its setup_cache measures in the 3 processes one after another (instrument.processes);
+where the rounds of several commits interleave (``asv continuous``, the self-test, a range),
+asv runs 3 rounds (``-a rounds=3 --interleave-rounds``), each a fresh setup_cache process, and
+pools their samples itself. (asv reads a ``rounds`` attribute of time_* benchmarks only, so
+the option is what sets it for these track_* ones.) A run of one suite (``asv run --bench
+RMSNormForward``) still measures all four; RMSNORM_BENCH_SHAPES and RMSNORM_BENCH_BACKENDS
+narrow what is measured. The benchmarks below only report those figures:
 
 - ``track_time``: seconds per public call (samples of 100 back-to-back calls: at least 4 per
   process, up to 16 while the median is not known to 1%, within a twentieth of a second,
@@ -94,10 +96,12 @@ class _Suite:
             setattr(cls, name, _checked(getattr(_Suite, name), check, (cls.op, cls.phase)))
 
     def setup_cache(self):
-        """Every case of the four suites, measured once per round."""
-        return instrument.measure_suites(log=_log)
+        """Every case of the four suites, measured once per round: in this process, or where
+        asvrun measures one commit in one round, in its processes one after another, pooled
+        (instrument.processes)."""
+        return instrument.measure_in_processes(log=_log)
 
-    setup_cache.timeout = 1800
+    setup_cache.timeout = 1800 * instrument.PROCESSES  # 30 minutes a measuring process
 
     def setup(self, results, case, backend):
         m = results.get((self.op, self.phase), {}).get((case, backend))

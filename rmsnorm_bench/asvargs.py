@@ -4,9 +4,10 @@ Where it sits: measure (instrument, benchmarks/) -> asv run (asvrun, with this) 
 publish/report -> gate. asvrun and the self-test call it before anything runs or any lock is
 taken: the ad-hoc overrides of shapes and backends, asv's arguments as asv parses them, the
 commits they name, the CPUs of --cpu-affinity (each check raises ValueError naming the
-problem); `with_rounds` makes the command measure each commit in several interleaved
-rounds, and `measured_only` selects the cases this machine measures, so that asv starts no
-process for the others. Nothing here runs asv or writes a file.
+problem); `pooled_rounds` has one commit measured in several processes of one round,
+`with_rounds` several commits in several interleaved rounds, and `measured_only` selects the
+cases this machine measures, so that asv starts no process for the others. Nothing here
+runs asv or writes a file.
 """
 
 import contextlib
@@ -79,6 +80,43 @@ def with_rounds(asv_args: list[str], processes: int = instrument.PROCESSES) -> l
     if not any(_is_option(a, ("--interleave-rounds", "--interleave-processes")) for a in asv_args):
         added.append("--interleave-rounds")
     return [asv_args[0], *added, *asv_args[1:]]
+
+
+def pooled_rounds(
+    asv_args: list[str], repo: Path, processes: int = instrument.PROCESSES
+) -> tuple[list[str], int]:
+    """`asv run` of one commit with no rounds given: its arguments with `-a rounds=1`, and
+    `processes`, the processes its one round's setup_cache measures in, one after another
+    (instrument.processes; asvrun names them in instrument.PROCESSES_VAR). The samples are
+    those of `processes` asv rounds, without asv's small process per figure, case and round.
+    Any other command, asked for as it is with 1: several commits (a range, HASHFILE:, asv's
+    keywords), whose rounds interleave (with_rounds), `continuous`, `find`, rounds given, a
+    dry run."""
+    if asv_args[:1] != ["run"] or _rounds_given(asv_args) is not None or processes <= 1:
+        return asv_args, 1
+    if any(a in ("--dry-run", "-n") for a in asv_args):
+        return asv_args, 1
+    from asv.commands import make_argparser
+
+    parser, _ = make_argparser()
+    try:
+        with contextlib.redirect_stderr(io.StringIO()):
+            rev = getattr(parser.parse_args(asv_args), "range", None)
+    except SystemExit:  # check_asv_args says why
+        return asv_args, 1
+    if not rev or rev in ASV_KEYWORDS or rev.startswith("HASHFILE:"):
+        return asv_args, 1
+    try:
+        words = shlex.split(rev)
+    except ValueError:
+        return asv_args, 1
+    count = subprocess.run(
+        ["git", "rev-list", "--first-parent", "--count", *words, "--"],
+        cwd=repo, capture_output=True, text=True,
+    ).stdout.strip()  # fmt: skip
+    if count != "1":
+        return asv_args, 1
+    return [asv_args[0], "-a", "rounds=1", *asv_args[1:]], processes
 
 
 def gives_bench(arg: str) -> bool:

@@ -330,11 +330,16 @@ def main(argv=None) -> int:
     try:
         asvargs.check_options()
         asvargs.check_affinity(args.asv)
-        asv_args = asvargs.with_rounds(asvargs.measured_only(args.asv))
         conf = asvfiles.read_conf(args.conf)
-        asvargs.check_asv_args(asv_args, base / conf.get("repo", "."))
+        repo = base / conf.get("repo", ".")
+        asv_args, per_round = asvargs.pooled_rounds(asvargs.measured_only(args.asv), repo)
+        asv_args = asvargs.with_rounds(asv_args)
+        asvargs.check_asv_args(asv_args, repo)
     except (ValueError, OSError) as e:
         ap.exit(2, f"run: {e}\n")
+    # the processes each round's setup_cache measures in; set for every run, so that none
+    # inherits another's (instrument.processes)
+    os.environ[instrument.PROCESSES_VAR] = str(per_round)
     recorder = None
     if args.record or args.record_to:
         problem = record_problem(args, asv_args)

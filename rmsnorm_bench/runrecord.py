@@ -23,7 +23,9 @@ case's phases, each benchmark process's seconds). Its keys:
   commit, part of the set-up before the first benchmark), in order: its ``seconds``, and the
   ``workers``, ``pairs``, ``cases`` validated and launch choices ``forgotten``, or why it was
   ``skipped`` or ``stopped``;
-- ``processes`` (benchmark processes that measured), ``rounds``; ``commit``, ``commits``;
+- ``processes`` (benchmark processes that measured), ``rounds`` (asv's),
+  ``processes_per_round`` (one commit: its one round measured in 3 processes,
+  instrument.processes); ``commit``, ``commits``;
   ``machine`` and its ``facts`` (asv's params); ``fresh``: what did not exist before the run
   (asv's environment, i.e. a fresh clone; .venv; the Triton and inductor caches; the
   bytecode cache of scripts/_cache.sh).
@@ -132,6 +134,8 @@ class Recorder:
             "fresh": self.fresh,
             "processes": len(processes),
             "rounds": _rounds(self.asv_command),
+            # each round's measuring processes, one after another (instrument.processes)
+            "processes_per_round": _per_round(),
             "seconds": {
                 "total": round(ended - self.started_at, 1),
                 "setup": round(before_asv + before_first + builds, 1),
@@ -170,6 +174,15 @@ def _new_durations(run: dict, old: dict, prefix: str) -> float:
         s for name, s in run.get("durations", {}).items()
         if name.startswith(prefix) and before.get(name) != s
     )  # fmt: skip
+
+
+def _per_round() -> int | None:
+    from .instrument.processes import processes_per_round
+
+    try:
+        return processes_per_round()
+    except ValueError:
+        return None
 
 
 def _rounds(asv_command: list) -> int | None:

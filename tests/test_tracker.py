@@ -1386,3 +1386,93 @@ def test_the_selection_matches_asvs_own_names_of_the_stored_parameters(monkeypat
     ]
     chosen = [n for n in names if re.search(regex, n)]
     assert len(chosen) == 4 and all("'liger'" in n or "'triton'" in n for n in chosen)
+
+
+def test_one_commit_is_measured_in_several_processes_of_one_round():
+    from rmsnorm_bench.asvargs import pooled_rounds
+
+    n = common.PROCESSES
+    # HEAD^! and a range of one commit: one round, its setup_cache measuring in n processes
+    assert pooled_rounds(["run", "HEAD^!"], ROOT) == (["run", "-a", "rounds=1", "HEAD^!"], n)
+    one = pooled_rounds(["run", "-b", "X", "HEAD~1..HEAD"], ROOT)
+    assert one == (["run", "-a", "rounds=1", "-b", "X", "HEAD~1..HEAD"], n)
+    # several commits interleave their rounds; rounds given, continuous, a dry run: as asked
+    for args in (
+        ["run", "HEAD~2..HEAD"],
+        ["run", "-a", "rounds=2", "HEAD^!"],
+        ["run", "-arounds=1", "HEAD^!"],
+        ["continuous", "HEAD~1", "HEAD"],
+        ["run", "--dry-run", "HEAD^!"],
+        ["run", "NEW"],
+        ["run", "HASHFILE:-"],
+        ["run", "no-such-revision^!"],
+        ["find", "HEAD~3..HEAD", "X"],
+    ):
+        assert pooled_rounds(args, ROOT) == (args, 1), args
+    assert pooled_rounds(["run", "HEAD^!"], ROOT, processes=1) == (["run", "HEAD^!"], 1)
+
+
+def test_pooled_processes_keep_every_sample_as_asv_rounds_would():
+    from rmsnorm_bench.instrument.processes import pool
+
+    M, key, suite = common.Measurement, ("1x4096-bf16", "torch"), ("rms_norm", "forward")
+    first = M(time=[1.0, 2.0], device_time=[3.0], device_time_cold=[4.0], public_ratio=[1.1],
+              peak_memory=100, seconds={"public": 1.0}, compile_cache={"hit": 1})  # fmt: skip
+    second = M(time=[5.0], device_time=[6.0, 7.0], device_time_cold=[8.0], public_ratio=[1.2],
+               peak_memory=120, seconds={"public": 2.0, "device": 1.0})  # fmt: skip
+    third = M(time=[9.0], public_ratio_skipped="timing failed", device_time_skipped="no graph")
+    m = pool([{suite: {key: first}}, {suite: {key: second}}, {suite: {key: third}}])[suite][key]
+    assert m.time == [1.0, 2.0, 5.0, 9.0] and m.device_time == [3.0, 6.0, 7.0]
+    assert m.device_time_cold == [4.0, 8.0] and m.public_ratio == [1.1, 1.2]
+    assert m.peak_memory == 120 and not (m.failed or m.skipped)
+    assert m.public_ratio_skipped is None and m.device_time_skipped is None
+    assert m.seconds == {"public": 3.0, "device": 1.0} and m.compile_cache == {"hit": 1}
+    # a case that fails in any process fails, saying where; one no process sampled says why
+    bad = M(failed="AssertionError: wrong dx")
+    m = pool([{suite: {key: first}}, {suite: {key: bad}}])[suite][key]
+    assert m.failed == "in measuring process 2: AssertionError: wrong dx"
+    ours = M(time=[1.0], public_ratio_skipped="ours has none")
+    m = pool([{suite: {key: ours}}, {suite: {key: M(time=[2.0], public_ratio_skipped="x")}}])
+    assert m[suite][key].public_ratio is None
+    assert m[suite][key].public_ratio_skipped == "ours has none"
+    skipped = M(skipped="quack is not installed")
+    assert pool([{suite: {key: skipped}}] * 3)[suite][key].skipped == "quack is not installed"
+
+
+def test_processes_per_round_is_read_and_checked(monkeypatch):
+    from rmsnorm_bench.instrument.processes import processes_per_round
+
+    monkeypatch.delenv(common.PROCESSES_VAR, raising=False)
+    assert processes_per_round() == 1
+    monkeypatch.setenv(common.PROCESSES_VAR, "3")
+    assert processes_per_round() == 3
+    for bad in ("0", "-1", "two", "1.5"):
+        monkeypatch.setenv(common.PROCESSES_VAR, bad)
+        with pytest.raises(ValueError, match=common.PROCESSES_VAR):
+            processes_per_round()
+
+
+@pytest.mark.skipif(common.DEVICE != "cpu", reason="the smoke mode's shapes: a CPU run")
+def test_a_round_in_two_processes_pools_both(monkeypatch, tmp_path):
+    from rmsnorm_bench.instrument import processes
+
+    monkeypatch.setenv(common.BACKENDS_VAR, "torch")
+    monkeypatch.setenv(common.FWD_SHAPES_VAR, "1,256,bf16")
+    monkeypatch.setenv(common.BWD_SHAPES_VAR, "1,256,bf16")
+    times = tmp_path / "times.jsonl"
+    monkeypatch.setenv(progress.TIMES_VAR, str(times))
+    logged = []
+    results = processes.measure_in_processes(2, log=logged.append)
+    m = results[("rms_norm", "forward")][("1x256-bf16", "torch")]
+    assert not m.failed and len(m.time) == 2 * common.SMOKE_CONTRACT.samples
+    pids = {t["process"] for t in progress.read_times(times) if "process" in t}
+    assert len(pids) == 2 and os.getpid() not in pids
+    assert logged[:1] == ["measuring process 1 of 2"]
+
+
+def test_a_measuring_process_that_fails_fails_the_round(monkeypatch):
+    from rmsnorm_bench.instrument import processes
+
+    monkeypatch.setenv(common.FWD_SHAPES_VAR, "1,256,nosuchdtype")
+    with pytest.raises(RuntimeError, match="measuring process 1 of 2 ended with exit status 1"):
+        processes.measure_in_processes(2)

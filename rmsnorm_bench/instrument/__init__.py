@@ -9,7 +9,9 @@ suites without them). A measurement flows through these modules in this order:
 - problem: one case's inputs, the fp32 reference, validation, the call that is timed;
 - contract: how a figure is sampled, and the host-clock timings (public call, ratio);
 - graphs: device time (CUDA-graph replay, hot and cold L2) and GPU memory;
-- suite: every case of a run measured in one process (what the suites' setup_cache returns).
+- suite: every case of a run measured in one process;
+- processes: that, in several fresh processes one after another, pooled (what the suites'
+  setup_cache returns).
 
 Timing contract (the seed PR's): the public autograd call of each backend; the forward graph
 is built (and compiled) before timing; allocations, dweight zeroing and casts are inside the
@@ -82,6 +84,7 @@ from .problem import (
     torch_dtype,
     validate,
 )
+from .processes import PROCESSES_VAR, measure_in_processes, pool, processes_per_round
 from .suite import (
     SUITES,
     Measurement,
