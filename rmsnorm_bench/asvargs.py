@@ -91,19 +91,22 @@ def pooled_rounds(
     those of `processes` asv rounds, without asv's small process per figure, case and round.
     Any other command, asked for as it is with 1: several commits (a range, HASHFILE:, asv's
     keywords), whose rounds interleave (with_rounds), `continuous`, `find`, rounds given, a
-    dry run."""
+    dry run, and --quick (asv measures it once, in one round of one process). One commit in an
+    existing environment (-E existing:..., --python=same), of which with_rounds refuses several
+    rounds, is measured in several processes this way."""
     if asv_args[:1] != ["run"] or _rounds_given(asv_args) is not None or processes <= 1:
-        return asv_args, 1
-    if any(a in ("--dry-run", "-n") for a in asv_args):
         return asv_args, 1
     from asv.commands import make_argparser
 
     parser, _ = make_argparser()
     try:
         with contextlib.redirect_stderr(io.StringIO()):
-            rev = getattr(parser.parse_args(asv_args), "range", None)
+            ns = parser.parse_args(asv_args)
     except SystemExit:  # check_asv_args says why
         return asv_args, 1
+    if getattr(ns, "quick", False) or getattr(ns, "dry_run", False):
+        return asv_args, 1
+    rev = getattr(ns, "range", None)
     if not rev or rev in ASV_KEYWORDS or rev.startswith("HASHFILE:"):
         return asv_args, 1
     try:

@@ -337,9 +337,9 @@ def main(argv=None) -> int:
         asvargs.check_asv_args(asv_args, repo)
     except (ValueError, OSError) as e:
         ap.exit(2, f"run: {e}\n")
-    # the processes each round's setup_cache measures in; set for every run, so that none
-    # inherits another's (instrument.processes)
-    os.environ[instrument.PROCESSES_VAR] = str(per_round)
+    # the processes each round's setup_cache measures in (instrument.processes), named for
+    # every run, so that none inherits another's
+    env = {**os.environ, instrument.PROCESSES_VAR: str(per_round)}
     recorder = None
     if args.record or args.record_to:
         problem = record_problem(args, asv_args)
@@ -348,6 +348,7 @@ def main(argv=None) -> int:
         recorder = runrecord.Recorder(
             args.machine, asv_args, base / conf["env_dir"], path=args.record_to,
             started_at=args.started_at or time.time(), fresh_venv=args.fresh_venv,
+            per_round=per_round,
             folder=runrecord.default_folder(instrument.DEVICE),
         )  # fmt: skip
     if asv_args[0] == "find":  # a search: one process per commit, no samples; not stored
@@ -357,7 +358,7 @@ def main(argv=None) -> int:
         if asv_args[0] == "find":
             lock = f"lock-{Path(conf['env_dir']).name}"
             with Locks(base / ".asv", [lock], wait=not args.no_wait) as locks:
-                return run_asv(command, dict(os.environ), hold=locks.fds())
+                return run_asv(command, env, hold=locks.fds())
         return run_guarded(
             command,
             args.machine,
@@ -365,6 +366,7 @@ def main(argv=None) -> int:
             base / ".asv",
             conf["env_dir"],
             wait=not args.no_wait,
+            env=env,
             recorder=recorder,
         )
     except Busy as e:

@@ -15,7 +15,8 @@ case's phases, each benchmark process's seconds). Its keys:
   process, and the build of every later commit), ``asv`` (asv's own wall time),
   ``measuring`` (the suites' benchmark processes), ``asv_other`` (asv's time in neither: the
   figures' own small processes, writing results), ``waiting`` (for another run's lock);
-- ``suites``: per suite, its processes' seconds, asv's duration of its last set-up, and per
+- ``suites``: per suite, its processes' seconds, asv's duration of its last set-up (all 3
+  processes where one round measured in them, processes_per_round), and per
   backend the seconds of its cases (skipped ones apart), their phases summed, and
   torch.compile's cache hits and misses; ``first_cases``: each process's first case measured,
   phase by phase, with the process's own start (where a fresh process's seconds go);
@@ -77,6 +78,7 @@ class Recorder:
     path: Path | None = None  # None: default_path
     started_at: float = field(default_factory=time.time)  # scripts/run's start
     fresh_venv: bool | None = None
+    per_round: int = 1  # the processes each round measured in (asvargs.pooled_rounds)
     folder: Path = RUNS
     fresh: dict = field(default_factory=dict)
     clock: dict = field(default_factory=dict)
@@ -135,7 +137,7 @@ class Recorder:
             "processes": len(processes),
             "rounds": _rounds(self.asv_command),
             # each round's measuring processes, one after another (instrument.processes)
-            "processes_per_round": _per_round(),
+            "processes_per_round": self.per_round,
             "seconds": {
                 "total": round(ended - self.started_at, 1),
                 "setup": round(before_asv + before_first + builds, 1),
@@ -174,15 +176,6 @@ def _new_durations(run: dict, old: dict, prefix: str) -> float:
         s for name, s in run.get("durations", {}).items()
         if name.startswith(prefix) and before.get(name) != s
     )  # fmt: skip
-
-
-def _per_round() -> int | None:
-    from .instrument.processes import processes_per_round
-
-    try:
-        return processes_per_round()
-    except ValueError:
-        return None
 
 
 def _rounds(asv_command: list) -> int | None:

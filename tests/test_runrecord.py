@@ -68,6 +68,7 @@ def test_a_run_writes_where_its_time_went(store, tmp_path, capsys):  # noqa: F81
     record = json.loads(path.read_text())
     assert record["commit"] == B and record["commits"] == [B] and record["machine"] == "h200"
     assert record["processes"] == 2 and record["rounds"] == 2
+    assert record["processes_per_round"] == 1  # asv's rounds, each one process
     assert record["fresh"]["clone"] is False and record["fresh"]["venv"] is False
     assert record["cases"] == {"ok": 4, "skipped": 2, "FAILED": 0}
     s = record["seconds"]
@@ -97,6 +98,13 @@ def test_a_run_writes_where_its_time_went(store, tmp_path, capsys):  # noqa: F81
     shown = capsys.readouterr().out
     assert "rms_norm forward triton: 4.0 s (backend 1.0, validation 2.0)" in shown
     assert "warm step: 2.5 s (16 cases validated in 4 processes)" in shown
+
+
+def test_a_record_says_how_many_processes_each_round_measured_in(store, tmp_path):  # noqa: F811
+    rec = recorder(tmp_path, per_round=3)
+    assert guarded(store, fake_run(store, tmp_path), recorder=rec) == 0
+    path = tmp_path / "runs" / f"h200-{B[:8]}.json"
+    assert json.loads(path.read_text())["processes_per_round"] == 3
 
 
 def test_a_record_is_never_replaced(store, tmp_path):  # noqa: F811

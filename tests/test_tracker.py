@@ -1403,6 +1403,7 @@ def test_one_commit_is_measured_in_several_processes_of_one_round():
         ["run", "-arounds=1", "HEAD^!"],
         ["continuous", "HEAD~1", "HEAD"],
         ["run", "--dry-run", "HEAD^!"],
+        ["run", "--quick", "HEAD^!"],
         ["run", "NEW"],
         ["run", "HASHFILE:-"],
         ["run", "no-such-revision^!"],
@@ -1437,6 +1438,31 @@ def test_pooled_processes_keep_every_sample_as_asv_rounds_would():
     assert m[suite][key].public_ratio_skipped == "ours has none"
     skipped = M(skipped="quack is not installed")
     assert pool([{suite: {key: skipped}}] * 3)[suite][key].skipped == "quack is not installed"
+    # failed and skipped in two processes: failed, which the suites' setup would not see
+    # behind `skipped`; peak memory: the last process's, as asv keeps a plain value
+    m = pool([{suite: {key: skipped}}, {suite: {key: bad}}])[suite][key]
+    assert m.failed and m.skipped is None
+    assert pool([{suite: {key: second}}, {suite: {key: first}}])[suite][key].peak_memory == 100
+
+
+def test_pooling_joins_every_field_of_a_measurement():
+    import dataclasses
+
+    from rmsnorm_bench.instrument.processes import JOINED
+
+    assert set(JOINED) == {f.name for f in dataclasses.fields(common.Measurement)}
+
+
+def test_a_sigterm_ends_a_pooled_round_by_exit(tmp_path):
+    import signal
+
+    from rmsnorm_bench.instrument.processes import _terminated_as_exit
+
+    with pytest.raises(SystemExit) as stop, _terminated_as_exit():
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(5)
+    assert stop.value.code == 128 + signal.SIGTERM
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
 
 
 def test_processes_per_round_is_read_and_checked(monkeypatch):

@@ -18,13 +18,20 @@ other. So the figures asv records are the same samples from the same number of p
 only asv's small processes run once instead of once per round.
 
 A process that fails (exits non-zero, or is killed) fails the round, as a setup_cache that
-fails does; a case that fails in any process fails in the pooled result. Each process takes
+fails does: every figure of the commit then fails, where asv's rounds would have kept the other
+rounds' samples and said nothing. A case that fails in any process fails in the pooled result.
+The processes end with the round: asv's timeout and Ctrl-C reach them (they share its process
+group), a SIGTERM to the round ends the one measuring, and each ends with its parent (Linux).
+No process starts once the asv that started the round has ended. Each process takes
 the checkout's root off sys.path before anything imports rmsnorm_kernels, as the warm step
 does, so that the package measured is the one installed in asv's environment.
 """
 
+import contextlib
+import functools
 import os
 import pickle
+import signal
 import subprocess
 import sys
 import tempfile
@@ -37,6 +44,9 @@ from .suite import Measurement, measure_suites
 PROCESSES_VAR = "RMSNORM_BENCH_PROCESSES"
 ROOT = Path(__file__).resolve().parents[2]  # the checkout, where rmsnorm_bench was found
 SAMPLED = ("time", "device_time", "device_time_cold", "public_ratio")
+# every field of a Measurement, as _joined joins it (a test checks none is left out)
+JOINED = (*SAMPLED, "public_ratio_skipped", "device_time_skipped", "peak_memory", "skipped",
+          "failed", "seconds", "compile_cache")  # fmt: skip
 # a measuring process (with -c, not -m: the instrument's package imports this module first)
 CHILD = "import sys; from rmsnorm_bench.instrument.processes import main; sys.exit(main())"
 
@@ -57,13 +67,16 @@ def measure_in_processes(count: int | None = None, log=None) -> dict:
     count = processes_per_round() if count is None else count
     if count <= 1:
         return measure_suites(log=log)
-    runs = []
-    with tempfile.TemporaryDirectory(prefix="rmsnorm-bench-") as folder:
+    runs, starter = [], os.getppid()  # asv, which started this round
+    with _terminated_as_exit(), tempfile.TemporaryDirectory(prefix="rmsnorm-bench-") as folder:
         for i in range(count):
+            if os.getppid() != starter:
+                raise RuntimeError("the asv run that started this round has ended")
             out = Path(folder) / f"{i}.pickle"
             if log:
                 log(f"measuring process {i + 1} of {count}")
-            proc = subprocess.run([sys.executable, "-c", CHILD, str(out)], cwd=ROOT)
+            proc = subprocess.run([sys.executable, "-c", CHILD, str(out)], cwd=ROOT,
+                                  **_ended_with_parent())  # fmt: skip
             if proc.returncode != 0 or not out.is_file():
                 raise RuntimeError(
                     f"measuring process {i + 1} of {count} ended with exit status "
@@ -73,11 +86,53 @@ def measure_in_processes(count: int | None = None, log=None) -> dict:
     return pool(runs)
 
 
+@contextlib.contextmanager
+def _terminated_as_exit():
+    """SIGTERM raises SystemExit meanwhile (in the main thread), so that the measuring
+    process is killed and the temporary folder removed on the way out."""
+
+    def stop(signum, frame):
+        raise SystemExit(128 + signum)
+
+    if _in_main_thread():
+        previous = signal.signal(signal.SIGTERM, stop)
+        try:
+            yield
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+    else:
+        yield
+
+
+def _in_main_thread() -> bool:
+    import threading
+
+    return threading.current_thread() is threading.main_thread()
+
+
+def _ended_with_parent() -> dict:
+    """Popen's pre-exec step that has a measuring process killed when this one ends, by any
+    death (Linux's PR_SET_PDEATHSIG); nothing elsewhere."""
+    if sys.platform != "linux":
+        return {}
+    import ctypes
+
+    prctl = ctypes.CDLL(None, use_errno=True).prctl
+    return {"preexec_fn": functools.partial(_die_with, prctl, os.getpid())}
+
+
+def _die_with(prctl, parent: int) -> None:
+    prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    if os.getppid() != parent:  # ended before the call took effect
+        os._exit(137)
+
+
 def pool(runs: list[dict]) -> dict:
     """One result of several processes' {(op, phase): {(case, backend): Measurement}}: per
-    case, each sampled figure's samples one process after another; the largest peak memory;
-    a failure in any process fails the case (its first reason, with the process named); a
-    figure no process sampled keeps the first process's reason."""
+    case, each sampled figure's samples one process after another, and the last process's
+    peak memory, as asv keeps them from its rounds (it adds samples, and replaces a plain
+    value); a failure in any process fails the case (its first reason, with the process
+    named); a figure no process sampled keeps the first process's reason."""
     out = {}
     for i, run in enumerate(runs):
         for suite, cases in run.items():
@@ -89,16 +144,17 @@ def pool(runs: list[dict]) -> dict:
 
 def _joined(a: Measurement, b: Measurement, number: int) -> Measurement:
     """`a` (the processes before) with process `number`'s `b` added."""
-    joined = Measurement(skipped=a.skipped or b.skipped, failed=a.failed)
+    joined = Measurement(failed=a.failed)
     if not a.failed and b.failed:
         joined.failed = f"in measuring process {number}: {b.failed}"
+    # a case failed is reported as failed (the suites' setup reads `skipped` first)
+    joined.skipped = None if joined.failed else a.skipped or b.skipped
     for name in SAMPLED:
         samples = (getattr(a, name) or []) + (getattr(b, name) or [])
         setattr(joined, name, samples or None)
     joined.public_ratio_skipped = None if joined.public_ratio else a.public_ratio_skipped
     joined.device_time_skipped = None if joined.device_time else a.device_time_skipped
-    memory = [x for x in (a.peak_memory, b.peak_memory) if x is not None]
-    joined.peak_memory = max(memory) if memory else None
+    joined.peak_memory = b.peak_memory if b.peak_memory is not None else a.peak_memory
     names = {**a.seconds, **b.seconds}
     joined.seconds = {k: a.seconds.get(k, 0) + b.seconds.get(k, 0) for k in names}
     caches = [c for c in (a.compile_cache, b.compile_cache) if c is not None]

@@ -85,6 +85,9 @@ from .plants import (
 from .verdicts import Verdict, judge, report
 
 STATE = ROOT / ".asv" / "selftest"
+# its runs interleave the rounds of several commits: each round one measuring process, not
+# a pooled set of them (instrument.processes), whatever the caller's environment says
+ONE_PROCESS_A_ROUND = {instrument.PROCESSES_VAR: "1"}
 # --factor's default. The smoke mode checks the gate's mechanics, not its resolution: the
 # interpreter's public time on a 2-core host with other work on it drifted by up to 1.8x
 # between processes of one code (seen here), so it flags only a doubling, and its host
@@ -146,7 +149,7 @@ class Runner:
             self.results,
             ROOT / ".asv",
             self.env_dir,
-            env={**os.environ, **(env or {})},
+            env={**os.environ, **ONE_PROCESS_A_ROUND, **(env or {})},
             keep_in=STATE,
         )
         if status > 1:
@@ -159,7 +162,10 @@ class Runner:
         command += [str(self.conf), "--machine", self.machine, "--show-stderr"]
         with asvrun.Locks(ROOT / ".asv", [f"lock-{Path(self.env_dir).name}"]):
             done = subprocess.run(
-                command, capture_output=True, text=True, env={**os.environ, **env}
+                command,
+                capture_output=True,
+                text=True,
+                env={**os.environ, **ONE_PROCESS_A_ROUND, **env},
             )
         sys.stderr.write(done.stdout[-4000:] + done.stderr[-4000:])
         return done.stdout + done.stderr
