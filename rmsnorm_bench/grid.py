@@ -4,7 +4,7 @@ ahead of the best peer, and where behind.
 usage: python -m rmsnorm_bench.grid [--ops OP,...] [--phases PHASE,...] [--dtypes DTYPE,...]
                                     [--weights WEIGHT,...] [--backends BACKEND,...]
                                     [--m M,...] [--n N,...] [--budget SECONDS] [--out DIR]
-                                    [--resume]
+                                    [--resume] [--warm-workers N]
        python -m rmsnorm_bench.grid --show FILE
 
 A cell is an op, a phase, x's dtype, the weight's (same: x's; f32, where x is not f32) and
@@ -16,6 +16,9 @@ device time (CUDA-graph replay, hot L2; median of CONTRACT's samples). A peer th
 run here (instrument.Unavailable) is left out and listed. Cells whose tensors would not fit
 in free memory are "skipped"; once --budget seconds (default 480) have gone, the cells left
 are "not reached" (gridfile.ordered_cells: why a cut-off run still covers every panel).
+Before a batch of shapes is timed, --warm-workers processes (default: half the CPUs, at most
+8) make and validate their backends side by side, so that their kernels and torch.compile's
+graphs are compiled when the cells are timed, one after another (rmsnorm_bench.gridwarm).
 
 Writes grid.json into --out (default docs/grid; .asv/grid in the CPU smoke mode), one cell a
 line (rmsnorm_bench.gridfile describes it), and <op>_<phase>.png, heatmaps of best peer /
@@ -40,7 +43,7 @@ import time
 import warnings
 from pathlib import Path
 
-from . import ROOT, argument_parser, gridfile, gridview, instrument, require_gpu
+from . import ROOT, argument_parser, gridfile, gridview, gridwarm, instrument, require_gpu
 from .gridfile import (
     FAILED,
     M_VALUES,
@@ -240,6 +243,12 @@ def listing(allowed, what):
     return parse
 
 
+def workers(text):
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"{text!r}: give a whole number of processes (0: none)")
+    return int(text)
+
+
 def budget(text):
     with contextlib.suppress(ValueError):
         if float(text) > 0:  # inf too: no budget
@@ -264,6 +273,10 @@ def main(argv=None) -> int:
     ap.add_argument("--resume", action="store_true",
                     help="continue the grid.json in --out: measure only what it lacks")  # fmt: skip
     ap.add_argument("--show", type=Path, metavar="FILE", help="print a grid.json's summary")
+    ap.add_argument("--warm-workers", type=workers, metavar="N",
+                    help="processes that compile the cells ahead of their timing (default: half "
+                         f"the CPUs, at most 8, here {gridwarm.default_workers()}; 0 in the "
+                         "CPU smoke mode, and 0: none)")  # fmt: skip
     args = ap.parse_args(argv)
     if args.show:
         try:
@@ -284,6 +297,8 @@ def main(argv=None) -> int:
             f"grid: {instrument.DEVICE_VAR}=cpu (the CPU smoke mode) only validates, under "
             f"Triton's interpreter: give small --m and --n ({limit}); the grid needs a GPU\n",
         )
+    if args.warm_workers is None:  # the interpreter compiles nothing worth warming
+        args.warm_workers = 0 if smoke else gridwarm.default_workers()
     out = args.out or (ROOT / ".asv" / "grid" if smoke else ROOT / "docs" / "grid")
     from .report import out_problem
 
@@ -346,7 +361,15 @@ def measure_grid(args, out: Path, smoke: bool) -> int:
         op: [b for b in args.backends if op not in unavailable.get(b, {})] for op in args.ops
     }
 
+    warmer = (
+        gridwarm.Warmer(args.warm_workers, cells, available, size=cell_bytes)
+        if args.warm_workers and cells
+        else None
+    )
+
     def measure(cell):
+        if warmer:  # the next batch of groups compiled in the workers first
+            warmer.before(cell)
         making = {}  # seconds each backend took to make, where they are new
         if made.get("group") != cell.group:  # new backends (torch.compile's graphs) per shape
             made.update(group=cell.group, fns={})
@@ -362,6 +385,8 @@ def measure_grid(args, out: Path, smoke: bool) -> int:
     start, before = time.monotonic(), data["elapsed_s"] or 0.0
     this_run = {"started": now, "commit": data["commit"], "elapsed_s": 0.0,
                 "budget_s": data["budget_s"], "measured": 0}  # fmt: skip
+    if warmer:
+        this_run["warm"] = warmer.facts  # kept up to date as it warms
     data["runs"].append(this_run)
     saved = [start]
 
@@ -384,10 +409,24 @@ def measure_grid(args, out: Path, smoke: bool) -> int:
         if time.monotonic() - saved[0] >= gridfile.CHECKPOINT_SECONDS:
             save(records)
 
-    fits = lambda cell: memory_problem(cell, free_memory())  # noqa: E731
+    def fits(cell):
+        """Why the cell is skipped (memory), None where it fits; the warming workers are
+        ended where only the memory they hold is in its way."""
+        why = memory_problem(cell, free_memory())
+        if why and warmer and warmer.held():
+            if memory_problem(cell, free_memory() + warmer.held()) is None:
+                warmer.close("a cell needed the GPU memory the workers held")
+                why = memory_problem(cell, free_memory())
+        return why
+
     if earlier:
         print(f"grid: continuing {out / 'grid.json'}: {len(done)} cells kept, {len(cells)} to go")
-    save(run(cells, measure, args.budget, fits, available, checkpoint=checkpoint))
+    try:
+        records = run(cells, measure, args.budget, fits, available, checkpoint=checkpoint)
+    finally:
+        if warmer:
+            warmer.close()
+    save(records)
     written = [out / "grid.json", *gridview.draw(data, out)]
     print(gridview.summary(data))
     print(f"grid: wrote {', '.join(str(w) for w in written)}")

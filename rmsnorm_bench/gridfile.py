@@ -13,9 +13,10 @@ each backend a status (STATUSES), with "median_s" and "samples" where it was tim
 "reason" where it was not, and "seconds" ({"make", "validate", "time"}: where the tool's
 time went); "best_peer", "ours_over_best_peer" and "behind" (judge); "runs",
 one entry per run that measured into the file ("started", "elapsed_s", "budget_s",
-"measured": its cells), more than one where a run was continued (grid --resume). While a run
-goes on, the file is rewritten every CHECKPOINT_SECONDS, the cells still to come "not
-reached": a run that is killed keeps what it measured, and --resume continues from there.
+"measured": its cells, "warm": its warm-up's workers, groups and seconds), more than one
+where a run was continued (grid --resume). While a run goes on, the file is rewritten every
+CHECKPOINT_SECONDS, the cells still to come "not reached": a run that is killed keeps what it
+measured, and --resume continues from there.
 """
 
 import contextlib

@@ -87,6 +87,14 @@ def summary(data: dict, worst: int = 8) -> str:
     elif data.get("elapsed_s") is not None:
         budget = f"a budget of {data['budget_s']:g} s" if data.get("budget_s") else "no budget"
         lines.append(f"took {data['elapsed_s']:.0f} s, {budget}")
+    for i, run in enumerate(runs):
+        if warm := run.get("warm"):
+            which = f"run {i + 1}: " if len(runs) > 1 else ""
+            stopped = f", then stopped ({warm['stopped']})" if warm.get("stopped") else ""
+            lines.append(
+                f"{which}{warm.get('groups', 0)} shapes compiled ahead in {warm.get('workers')} "
+                f"processes, {warm.get('seconds', 0):.0f} s{stopped}"
+            )
     if unreached := sum(not reached(c) for c in cells):
         lines.append(f"{unreached} cells not reached (grid --resume measures them)")
     if spent := time_spent(cells):

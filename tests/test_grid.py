@@ -37,6 +37,7 @@ BAD_OPTIONS = [
     ("--weights bf16", "argument --weights: 'bf16' given; expected weights: same, f32"), ("--backends triton,nope", "argument --backends: 'nope' given"), ("--backends torch,liger", "--backends: give triton too"),
     ("--budget 0", "argument --budget: expected seconds above 0, got '0'"), ("--budget -5", "got '-5'"), ("--budget nan", "got 'nan'"), ("--budget soon", "got 'soon'"),
     ("--dtypes f32 --weights f32", "an f32 weight with f32 x is the 'same' cell"),
+    ("--warm-workers -1", "argument --warm-workers: '-1': give a whole number of processes"), ("--warm-workers two", "'two'"),
 ]  # fmt: skip
 
 
@@ -436,6 +437,7 @@ def test_a_tiny_grid_in_the_smoke_mode(smoke_mode, tmp_path, capsys):
         ["grid.json"] + [f"{o}_{p}.png" for o in OPS for p in gridfile.PHASES]
     )
     assert "device time not measured" in out and "  triton: 24 ok" in out
+    assert "warm" not in data["runs"][0]  # the interpreter compiles nothing worth warming
 
 
 @pytest.mark.interpreter("the smoke mode runs the kernels on CPU tensors")
@@ -640,3 +642,117 @@ def test_a_run_stopped_before_its_first_cell_leaves_the_file_there(fake_cells, t
     (tmp_path / "grid.json").write_text("an earlier grid, of another commit")
     assert exit_status([*SMALL, "--out", str(tmp_path)]) == "the machine was taken back"
     assert (tmp_path / "grid.json").read_text() == "an earlier grid, of another commit"
+
+
+# --- the cells compiled ahead of their timing (rmsnorm_bench.gridwarm) ------------------------
+
+
+class FakePool:
+    def __init__(self, fail=False):
+        self.batches, self.fail, self.shut = [], fail, False
+
+    def map(self, fn, groups, backends):
+        if self.fail:
+            raise RuntimeError("a worker died")
+        self.batches.append(list(groups))
+        return [len(b) for b in backends]
+
+    def shutdown(self, cancel_futures=False):
+        self.shut = True
+
+
+def warmer(monkeypatch, cells, size=lambda cell: 1, workers=2, pool=None):
+    from rmsnorm_bench import gridwarm
+    from rmsnorm_bench.instrument import warm
+
+    forgotten = []
+    monkeypatch.setattr(warm, "forget_choices", lambda: forgotten.append(1) or 0)
+    w = gridwarm.Warmer.__new__(gridwarm.Warmer)
+    w.cells, w.backends, w.size, w.log = cells, {o: ["triton", "torch"] for o in OPS}, size, print
+    w.next, w.handed = 0, set()
+    w.facts = {"workers": workers, "groups": 0, "seconds": 0.0}
+    w.pool = pool or FakePool()
+    return w, forgotten
+
+
+def test_groups_are_compiled_a_batch_ahead_in_the_order_measured(monkeypatch):
+    from rmsnorm_bench import gridwarm
+
+    cells = gridfile.ordered_cells(["rms_norm"], gridfile.PHASES, ["bf16"], ["same"],
+                                   [1, 4, 16], [128, 256, 1024])  # fmt: skip
+    big = cells[4].group  # too large for a worker: left to the measuring process
+    w, forgotten = warmer(monkeypatch, cells, size=lambda c: 2**40 if c.group == big else 1)
+    batch = 2 * gridwarm.BATCH_PER_WORKER
+    for cell in cells:
+        w.before(cell)
+    groups = list(dict.fromkeys(c.group for c in cells))
+    warmed = [g for b in w.pool.batches for g in b]
+    assert warmed == [g for g in groups if g != big]  # each once, in order, phases shared
+    assert all(len(b) <= batch for b in w.pool.batches) and len(w.pool.batches) >= 2
+    assert w.facts["groups"] == len(groups) - 1 and len(forgotten) == len(w.pool.batches)
+    w.close()
+    assert w.pool is None
+
+
+def test_a_worker_that_dies_stops_the_warming_and_the_cells_compile_as_measured(monkeypatch):
+    cells = gridfile.ordered_cells(["rms_norm"], ["forward"], ["bf16"], ["same"], [1, 4], [128])
+    pool = FakePool(fail=True)
+    w, forgotten = warmer(monkeypatch, cells, pool=pool)
+    w.before(cells[0])
+    assert w.facts["stopped"] == "RuntimeError: a worker died" and w.facts["groups"] == 0
+    assert pool.shut and w.pool is None and forgotten == [1]
+    w.before(cells[1])  # nothing more is handed out
+
+
+def test_the_summary_says_what_was_compiled_ahead():
+    data = synthetic()
+    data["runs"] = [{"warm": {"workers": 8, "groups": 120, "seconds": 95.4}}]
+    assert "120 shapes compiled ahead in 8 processes, 95 s" in gridview.summary(data)
+    data["runs"] += [{"warm": {"workers": 8, "groups": 3, "seconds": 2, "stopped": "died"}}]
+    assert "run 2: 3 shapes compiled ahead in 8 processes, 2 s, then stopped (died)" in (
+        gridview.summary(data)
+    )
+
+
+@pytest.mark.interpreter("the smoke mode runs the kernels on CPU tensors")
+def test_a_tiny_grid_with_a_worker_compiling_ahead(smoke_mode, tmp_path, capsys):
+    argv = ["--m", "1,4", "--n", "128", "--dtypes", "bf16", "--weights", "same",
+            "--backends", "triton,torch", "--warm-workers", "1", "--out", str(tmp_path)]  # fmt: skip
+    assert exit_status(argv) == 0
+    data = gridfile.load(tmp_path / "grid.json")
+    warm = data["runs"][0]["warm"]
+    assert warm["workers"] == 1 and warm["groups"] == 4 and "stopped" not in warm
+    assert all(r["status"] == OK for c in data["cells"] for r in c["backends"].values())
+    assert "4 shapes compiled ahead in 1 processes" in capsys.readouterr().out
+
+
+def test_a_cell_that_needs_the_workers_memory_ends_the_warming(fake_cells, tmp_path, monkeypatch):
+    from rmsnorm_bench import gridwarm
+
+    state = {"open": True, "before": 0}
+
+    class Warmer:  # workers that hold 10 bytes while they live
+        def __init__(self, workers, cells, backends, size, log=print):
+            self.facts = {"workers": workers, "groups": 0, "seconds": 0.0}
+
+        def before(self, cell):  # as gridwarm's: nothing once the workers are ended
+            state["before"] += state["open"]
+
+        def held(self):
+            return 10 if state["open"] else 0
+
+        def close(self, stopped=None):
+            if state["open"] and stopped:
+                self.facts["stopped"] = stopped
+            state["open"] = False
+
+    monkeypatch.setattr(gridwarm, "Warmer", Warmer)
+    # 5 bytes free while the workers live, 15 once they have ended; a cell takes 12
+    monkeypatch.setattr(grid, "free_memory", lambda: 5 if state["open"] else 15)
+    monkeypatch.setattr(grid, "memory_problem", lambda cell, free: None if free >= 12 else "big")
+    assert exit_status([*SMALL, "--out", str(tmp_path), "--warm-workers", "2"]) == 0
+    data = gridfile.load(tmp_path / "grid.json")
+    assert all(gridfile.reached(c) and c["ours_over_best_peer"] for c in data["cells"])
+    warm = data["runs"][0]["warm"]
+    assert warm["stopped"] == "a cell needed the GPU memory the workers held"
+    assert state["before"] == 0  # ended before the first cell was measured
