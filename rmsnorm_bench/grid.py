@@ -38,6 +38,7 @@ import contextlib
 import dataclasses
 import math
 import os
+import signal
 import sys
 import time
 import warnings
@@ -244,9 +245,32 @@ def listing(allowed, what):
 
 
 def workers(text):
-    if not text.isdigit():
-        raise argparse.ArgumentTypeError(f"{text!r}: give a whole number of processes (0: none)")
+    cpus = os.cpu_count() or 1
+    if not text.isdigit() or int(text) > cpus:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: give a whole number of processes, 0 (none) to {cpus} (the CPUs)"
+        )
     return int(text)
+
+
+@contextlib.contextmanager
+def _terminated_as_interrupt():
+    """SIGTERM raises KeyboardInterrupt meanwhile (main thread only): the run stops as at
+    Ctrl-C, keeping what it measured, and its warm-up's workers are ended on the way out."""
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def budget(text):
@@ -362,7 +386,7 @@ def measure_grid(args, out: Path, smoke: bool) -> int:
     }
 
     warmer = (
-        gridwarm.Warmer(args.warm_workers, cells, available, size=cell_bytes)
+        gridwarm.Warmer(args.warm_workers, cells, available, size=cell_bytes, free=free_memory)
         if args.warm_workers and cells
         else None
     )
@@ -415,14 +439,15 @@ def measure_grid(args, out: Path, smoke: bool) -> int:
         why = memory_problem(cell, free_memory())
         if why and warmer and warmer.held():
             if memory_problem(cell, free_memory() + warmer.held()) is None:
-                warmer.close("a cell needed the GPU memory the workers held")
+                warmer.make_room()
                 why = memory_problem(cell, free_memory())
         return why
 
     if earlier:
         print(f"grid: continuing {out / 'grid.json'}: {len(done)} cells kept, {len(cells)} to go")
     try:
-        records = run(cells, measure, args.budget, fits, available, checkpoint=checkpoint)
+        with _terminated_as_interrupt():  # a SIGTERM keeps what was measured, as Ctrl-C does
+            records = run(cells, measure, args.budget, fits, available, checkpoint=checkpoint)
     finally:
         if warmer:
             warmer.close()

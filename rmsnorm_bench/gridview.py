@@ -91,9 +91,11 @@ def summary(data: dict, worst: int = 8) -> str:
         if warm := run.get("warm"):
             which = f"run {i + 1}: " if len(runs) > 1 else ""
             stopped = f", then stopped ({warm['stopped']})" if warm.get("stopped") else ""
+            n = warm.get("workers")
             lines.append(
-                f"{which}{warm.get('groups', 0)} shapes compiled ahead in {warm.get('workers')} "
-                f"processes, {warm.get('seconds', 0):.0f} s{stopped}"
+                f"{which}{warm.get('groups', 0)} shapes compiled ahead in {n} "
+                f"process{'es' * (n != 1)} ({warm.get('validated', 0)} backends validated), "
+                f"{warm.get('seconds', 0):.0f} s{stopped}"
             )
     if unreached := sum(not reached(c) for c in cells):
         lines.append(f"{unreached} cells not reached (grid --resume measures them)")

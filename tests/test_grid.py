@@ -37,7 +37,7 @@ BAD_OPTIONS = [
     ("--weights bf16", "argument --weights: 'bf16' given; expected weights: same, f32"), ("--backends triton,nope", "argument --backends: 'nope' given"), ("--backends torch,liger", "--backends: give triton too"),
     ("--budget 0", "argument --budget: expected seconds above 0, got '0'"), ("--budget -5", "got '-5'"), ("--budget nan", "got 'nan'"), ("--budget soon", "got 'soon'"),
     ("--dtypes f32 --weights f32", "an f32 weight with f32 x is the 'same' cell"),
-    ("--warm-workers -1", "argument --warm-workers: '-1': give a whole number of processes"), ("--warm-workers two", "'two'"),
+    ("--warm-workers -1", "argument --warm-workers: '-1': give a whole number of processes"), ("--warm-workers two", "'two'"), ("--warm-workers 100000", "'100000'"),
 ]  # fmt: skip
 
 
@@ -655,24 +655,27 @@ class FakePool:
         if self.fail:
             raise RuntimeError("a worker died")
         self.batches.append(list(groups))
-        return [len(b) for b in backends]
+        return [len(b) for b in backends]  # every backend validated
 
     def shutdown(self, cancel_futures=False):
         self.shut = True
 
 
-def warmer(monkeypatch, cells, size=lambda cell: 1, workers=2, pool=None):
+def warmer(monkeypatch, cells, size=lambda cell: 1, workers=2, pool=None, free=lambda: 100):
     from rmsnorm_bench import gridwarm
     from rmsnorm_bench.instrument import warm
 
-    forgotten = []
+    forgotten, pools = [], []
     monkeypatch.setattr(warm, "forget_choices", lambda: forgotten.append(1) or 0)
-    w = gridwarm.Warmer.__new__(gridwarm.Warmer)
-    w.cells, w.backends, w.size, w.log = cells, {o: ["triton", "torch"] for o in OPS}, size, print
-    w.next, w.handed = 0, set()
-    w.facts = {"workers": workers, "groups": 0, "seconds": 0.0}
-    w.pool = pool or FakePool()
-    return w, forgotten
+    w = gridwarm.Warmer(workers, cells, {o: ["triton", "torch"] for o in OPS}, size, free)
+
+    def start():  # the pool as _start makes it, a fake
+        w.before_pool = free()
+        w.pool = pool or FakePool()
+        pools.append(w.pool)
+
+    monkeypatch.setattr(w, "_start", start)
+    return w, forgotten, pools
 
 
 def test_groups_are_compiled_a_batch_ahead_in_the_order_measured(monkeypatch):
@@ -680,37 +683,60 @@ def test_groups_are_compiled_a_batch_ahead_in_the_order_measured(monkeypatch):
 
     cells = gridfile.ordered_cells(["rms_norm"], gridfile.PHASES, ["bf16"], ["same"],
                                    [1, 4, 16], [128, 256, 1024])  # fmt: skip
-    big = cells[4].group  # too large for a worker: left to the measuring process
-    w, forgotten = warmer(monkeypatch, cells, size=lambda c: 2**40 if c.group == big else 1)
+    big = cells[4].group  # over a worker's share of the memory (half of 100, of 2 workers)
+    w, forgotten, pools = warmer(monkeypatch, cells, size=lambda c: 26 if c.group == big else 25)
     batch = 2 * gridwarm.BATCH_PER_WORKER
     for cell in cells:
         w.before(cell)
     groups = list(dict.fromkeys(c.group for c in cells))
-    warmed = [g for b in w.pool.batches for g in b]
+    pool = pools[0]
+    warmed = [g for b in pool.batches for g in b]
     assert warmed == [g for g in groups if g != big]  # each once, in order, phases shared
-    assert all(len(b) <= batch for b in w.pool.batches) and len(w.pool.batches) >= 2
-    assert w.facts["groups"] == len(groups) - 1 and len(forgotten) == len(w.pool.batches)
+    assert all(len(b) <= batch for b in pool.batches) and len(pool.batches) >= 2
+    assert w.facts["groups"] == len(groups) - 1 and len(forgotten) == len(pool.batches)
+    assert w.facts["validated"] == 2 * (len(groups) - 1) and len(pools) == 1
     w.close()
-    assert w.pool is None
+    assert w.pool is None and pool.shut and "stopped" not in w.facts
 
 
 def test_a_worker_that_dies_stops_the_warming_and_the_cells_compile_as_measured(monkeypatch):
     cells = gridfile.ordered_cells(["rms_norm"], ["forward"], ["bf16"], ["same"], [1, 4], [128])
     pool = FakePool(fail=True)
-    w, forgotten = warmer(monkeypatch, cells, pool=pool)
+    w, forgotten, pools = warmer(monkeypatch, cells, pool=pool)
     w.before(cells[0])
     assert w.facts["stopped"] == "RuntimeError: a worker died" and w.facts["groups"] == 0
-    assert pool.shut and w.pool is None and forgotten == [1]
-    w.before(cells[1])  # nothing more is handed out
+    assert pool.shut and w.pool is None and forgotten
+    w.before(cells[1])  # nothing more is handed out, no pool started again
+    assert len(pools) == 1
+
+
+def test_workers_ended_for_a_cells_memory_start_again_for_the_next_batch(monkeypatch):
+    cells = gridfile.ordered_cells(["rms_norm"], ["forward"], ["bf16"], ["same"],
+                                   [1, 4, 16, 64, 256, 1024], [128])  # fmt: skip
+    free = {"bytes": 100}
+    w, _, pools = warmer(monkeypatch, cells, workers=1, free=lambda: free["bytes"])
+    assert w.held() == 0  # no worker yet
+    w.before(cells[0])  # its first batch: cells 0 and 1
+    assert w.held() == 0  # nothing seen held yet
+    free["bytes"] = 90  # what the idle worker holds, measured after a batch
+    w.before(cells[2])
+    assert w.held() == 10
+    w.make_room()
+    assert w.held() == 0 and w.facts["ended_for_memory"] == 1 and pools[0].shut
+    w.before(cells[4])  # the next batch: a new pool
+    assert len(pools) == 2 and "stopped" not in w.facts
 
 
 def test_the_summary_says_what_was_compiled_ahead():
     data = synthetic()
     data["runs"] = [{"warm": {"workers": 8, "groups": 120, "seconds": 95.4}}]
-    assert "120 shapes compiled ahead in 8 processes, 95 s" in gridview.summary(data)
-    data["runs"] += [{"warm": {"workers": 8, "groups": 3, "seconds": 2, "stopped": "died"}}]
-    assert "run 2: 3 shapes compiled ahead in 8 processes, 2 s, then stopped (died)" in (
+    assert "120 shapes compiled ahead in 8 processes (0 backends validated), 95 s" in (
         gridview.summary(data)
+    )
+    data["runs"] += [{"warm": {"workers": 8, "groups": 3, "seconds": 2, "stopped": "died"}}]
+    assert (
+        "run 2: 3 shapes compiled ahead in 8 processes (0 backends validated), 2 s, then "
+        "stopped (died)" in (gridview.summary(data))
     )
 
 
@@ -722,8 +748,11 @@ def test_a_tiny_grid_with_a_worker_compiling_ahead(smoke_mode, tmp_path, capsys)
     data = gridfile.load(tmp_path / "grid.json")
     warm = data["runs"][0]["warm"]
     assert warm["workers"] == 1 and warm["groups"] == 4 and "stopped" not in warm
+    assert warm["validated"] == 8  # 4 shapes by 2 backends, each validated in the worker
     assert all(r["status"] == OK for c in data["cells"] for r in c["backends"].values())
-    assert "4 shapes compiled ahead in 1 processes" in capsys.readouterr().out
+    assert "4 shapes compiled ahead in 1 process (8 backends validated)" in (
+        capsys.readouterr().out
+    )
 
 
 def test_a_cell_that_needs_the_workers_memory_ends_the_warming(fake_cells, tmp_path, monkeypatch):
@@ -732,18 +761,20 @@ def test_a_cell_that_needs_the_workers_memory_ends_the_warming(fake_cells, tmp_p
     state = {"open": True, "before": 0}
 
     class Warmer:  # workers that hold 10 bytes while they live
-        def __init__(self, workers, cells, backends, size, log=print):
+        def __init__(self, workers, cells, backends, size, free, log=print):
             self.facts = {"workers": workers, "groups": 0, "seconds": 0.0}
 
-        def before(self, cell):  # as gridwarm's: nothing once the workers are ended
-            state["before"] += state["open"]
+        def before(self, cell):
+            state["before"] += 1
 
         def held(self):
             return 10 if state["open"] else 0
 
+        def make_room(self):
+            self.facts["ended_for_memory"] = 1
+            state["open"] = False
+
         def close(self, stopped=None):
-            if state["open"] and stopped:
-                self.facts["stopped"] = stopped
             state["open"] = False
 
     monkeypatch.setattr(gridwarm, "Warmer", Warmer)
@@ -753,6 +784,28 @@ def test_a_cell_that_needs_the_workers_memory_ends_the_warming(fake_cells, tmp_p
     assert exit_status([*SMALL, "--out", str(tmp_path), "--warm-workers", "2"]) == 0
     data = gridfile.load(tmp_path / "grid.json")
     assert all(gridfile.reached(c) and c["ours_over_best_peer"] for c in data["cells"])
-    warm = data["runs"][0]["warm"]
-    assert warm["stopped"] == "a cell needed the GPU memory the workers held"
-    assert state["before"] == 0  # ended before the first cell was measured
+    assert data["runs"][0]["warm"]["ended_for_memory"] == 1  # before the first cell
+    assert state["before"] == len(data["cells"])
+
+
+def test_a_worker_ends_on_a_cuda_error_only(monkeypatch):
+    from rmsnorm_bench import gridwarm
+
+    ended = []
+    monkeypatch.setattr(gridwarm.os, "_exit", ended.append)
+    gridwarm._unless_lost(AssertionError("wrong dx"))
+    gridwarm._unless_lost(RuntimeError("CUDA error: out of memory"))
+    assert ended == []
+    gridwarm._unless_lost(RuntimeError("CUDA error: an illegal memory access was encountered"))
+    assert ended == [70]
+
+
+def test_a_sigterm_stops_the_grid_as_ctrl_c_does():
+    import os
+    import signal
+    import time
+
+    with pytest.raises(KeyboardInterrupt), grid._terminated_as_interrupt():
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(5)
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
