@@ -12,7 +12,8 @@ M x N (M_VALUES x N_VALUES by default); each option takes a comma-separated subs
 cell every backend is validated against the fp32 reference first: a wrong result is
 "failed" and not timed; an error is "unsupported" where the weight is mixed or the backend
 a peer (Liger-Kernel stops at rows of 65,536), else "failed". The others get the suites'
-device time (CUDA-graph replay, hot L2; median of CONTRACT's samples). A peer that cannot
+device time (CUDA-graph replay, hot L2; median of CONTRACT's samples, each of 20 replays or
+of as many long ones as last SAMPLE_SECONDS). A peer that cannot
 run here (instrument.Unavailable) is left out and listed. Cells whose tensors would not fit
 in free memory are "skipped"; once --budget seconds (default 480) have gone, the cells left
 are "not reached" (gridfile.ordered_cells: why a cut-off run still covers every panel).
@@ -63,6 +64,12 @@ from .gridfile import (
 # "behind" line (gridfile.BEHIND, 2%) needs that much
 CONTRACT = instrument.Contract(warmup=3, iters=20, samples=5, max_samples=9, target=0.01,
                                max_seconds=0.1)  # fmt: skip
+# ... of 20 replays, or of as many long replays as last about 2 ms (at least one): a call of
+# 10 ms was replayed about 140 times, now about 15. The grid's replays, modeled from the
+# cells of ca5ceda's first part (their own device times) and the contract: 31 s for those 257
+# cells with 20 a sample, 11 s so; for the whole grid about 9 and 2 minutes. A single replay of
+# a millisecond and more is timed by CUDA events to well within the grid's 2% "behind" line.
+SAMPLE_SECONDS = 2e-3
 # Peak bytes of a cell per element of [M, N]: (tensors in x's dtype, fp32 tensors), at its
 # validation (timing makes a fresh problem once that is freed): the problem, the fp32
 # reference's values and intermediates, a backend's outputs and gradients, the comparisons'
@@ -165,7 +172,8 @@ def time_backend(name: str, fn, cell: Cell) -> dict:
     # a fresh problem on the capturing stream, as the suites' device time makes it
     make_call = lambda: instrument.timed_call(fn, problem(cell), cell.phase)  # noqa: E731
     try:
-        hot, _ = instrument.device_seconds(make_call, CONTRACT)  # no cold samples: hot L2
+        # no cold samples: hot L2
+        hot, _ = instrument.device_seconds(make_call, CONTRACT, sample_seconds=SAMPLE_SECONDS)
     except Exception as e:
         torch.cuda.synchronize()
         result = failure(name, cell, e)
@@ -357,7 +365,7 @@ def measure_grid(args, out: Path, smoke: bool) -> int:
         "machine": facts(),
         "device_time": not smoke,
         "device_time_note": "the CPU smoke mode validates only" if smoke else GPU_NOTE,
-        "contract": dataclasses.asdict(CONTRACT),
+        "contract": {**dataclasses.asdict(CONTRACT), "sample_seconds": SAMPLE_SECONDS},
         "behind_share": gridfile.BEHIND,
         "budget_s": None if args.budget == math.inf else args.budget,  # JSON has no inf
         "elapsed_s": 0.0,

@@ -809,3 +809,11 @@ def test_a_sigterm_stops_the_grid_as_ctrl_c_does():
         os.kill(os.getpid(), signal.SIGTERM)
         time.sleep(5)
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
+
+
+def test_a_sample_of_long_replays_holds_as_many_as_last_its_time():
+    from rmsnorm_bench.instrument.graphs import sampled_iters
+
+    assert sampled_iters(20, 10e-6, grid.SAMPLE_SECONDS) == 20  # short: the contract's 20
+    assert sampled_iters(20, 200e-6, 2e-3) == 10 and sampled_iters(20, 1e-3, 2e-3) == 2
+    assert sampled_iters(20, 10e-3, 2e-3) == 1 and sampled_iters(20, 0.0, 2e-3) == 20

@@ -1,5 +1,6 @@
 """Device time: the call replayed from a CUDA graph, hot and cold L2; GPU memory."""
 
+import dataclasses
 import math
 
 from .contract import Contract, median, seconds_per_call
@@ -36,10 +37,15 @@ def device_seconds_per_call(make_call, c: Contract) -> list[float]:
     return device_seconds(make_call, c)[0]
 
 
-def device_seconds(make_call, c: Contract, cold_samples: int = 0):
+def device_seconds(make_call, c: Contract, cold_samples: int = 0, sample_seconds=None):
     """(hot, cold): device_seconds_per_call's samples, and where `cold_samples` is given,
     that many of one call with a cold L2 (cold_seconds, on the one-call graph captured
-    first), else None."""
+    first), else None.
+
+    `sample_seconds` (the grid's; the suites give none): a sample of long replays holds fewer
+    than `c.iters` of them, as many as last about that long (at least one), and a call that
+    long is estimated from one replay rather than 30, so that a call of milliseconds is
+    replayed about 15 times, not 150 (sampled_iters)."""
     import torch
 
     flush = flusher() if cold_samples else None
@@ -50,14 +56,29 @@ def device_seconds(make_call, c: Contract, cold_samples: int = 0):
         for _ in range(3):
             call()
         graph = _captured(call, 1, stream)
-        estimate = median(seconds_per_call(graph.replay, Contract(warmup=2, iters=10, samples=3)))
+        estimate = None
+        if sample_seconds:  # a call at least a sample long needs no finer estimate
+            one = seconds_per_call(graph.replay, Contract(warmup=1, iters=1, samples=1))[0]
+            estimate = one if one >= sample_seconds else None
+        if estimate is None:
+            replays = Contract(warmup=2, iters=10, samples=3)
+            estimate = median(seconds_per_call(graph.replay, replays))
         cold = cold_seconds(graph.replay, flush, cold_samples) if cold_samples else None
         calls = calls_per_graph(estimate)
         if calls > 1:
             del graph
             graph = _captured(call, calls, stream)
+        if sample_seconds:
+            iters = sampled_iters(c.iters, estimate * calls, sample_seconds)
+            c = dataclasses.replace(c, iters=iters)
     torch.cuda.current_stream().wait_stream(stream)
     return [s / calls for s in seconds_per_call(graph.replay, c)], cold
+
+
+def sampled_iters(iters: int, seconds_per_replay: float, sample_seconds: float) -> int:
+    """Replays in one sample: enough to last `sample_seconds`, at most `iters`, at least 1."""
+    wanted = round(sample_seconds / max(seconds_per_replay, 1e-9))
+    return max(1, min(iters, wanted))
 
 
 _flush_buffer = []  # one per process, made on first use
