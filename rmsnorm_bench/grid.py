@@ -9,7 +9,8 @@ usage: python -m rmsnorm_bench.grid [--ops OP,...] [--phases PHASE,...] [--dtype
 
 A cell is an op, a phase, x's dtype, the weight's (same: x's; f32, where x is not f32) and
 M x N (M_VALUES x N_VALUES by default); each option takes a comma-separated subset. In each
-cell every backend is validated against the fp32 reference first: a wrong result is
+cell every backend is validated against the fp32 reference first (its outputs and gradients,
+once for both phases of a shape, as the suites do): a wrong result is
 "failed" and not timed; an error is "unsupported" where the weight is mixed or the backend
 a peer (Liger-Kernel stops at rows of 65,536), else "failed". The others get the suites'
 device time (CUDA-graph replay, hot L2; median of CONTRACT's samples, each of 20 replays or
@@ -131,27 +132,43 @@ def failure(backend: str, cell: Cell, error: Exception) -> dict:
     return {"status": UNSUPPORTED if refused and not wrong else FAILED, "reason": one_line(error)}
 
 
-def measure_cell(cell: Cell, fns: dict) -> dict:
+def measure_cell(cell: Cell, fns: dict, verdicts: dict | None = None) -> dict:
     """{backend: result} of one cell; `fns` is {backend: its call, or the error making it}.
     Every backend is validated (a first call's compile included), then timed, each result's
-    "seconds" saying how long each took; the reference is freed before the timing."""
+    "seconds" saying how long each took; the reference is freed before the timing.
+
+    `verdicts` ({backend: None where it passed, else its result}) is shared by the cells of
+    one group (Cell.group, whose phases share the backends): validation checks the outputs and
+    the gradients together, so a backend validated for one phase is not validated again for
+    the other, as the suites validate once per op, shape and backend for both phases."""
     import torch
 
+    verdicts = {} if verdicts is None else verdicts
     results, passed, spent = {}, {}, {name: {} for name in fns}  # spent: each one's seconds
     try:
-        p = problem(cell)
-        expected = instrument.reference(p)
+        if todo := [name for name in fns if name not in verdicts]:
+            p = problem(cell)
+            expected = instrument.reference(p)
+            for name in todo:
+                start = time.perf_counter()  # a first call compiles (torch.compile's graphs)
+                try:
+                    if isinstance(fns[name], Exception):
+                        raise fns[name]
+                    instrument.validate(fns[name], p, expected)
+                    verdicts[name] = None
+                except torch.cuda.OutOfMemoryError as e:  # this cell's, not the backend's
+                    results[name] = failure(name, cell, e)
+                except Exception as e:
+                    verdicts[name] = failure(name, cell, e)
+                spent[name]["validate"] = round(time.perf_counter() - start, 4)
+            del p, expected
         for name, fn in fns.items():
-            start = time.perf_counter()  # a first call compiles (torch.compile's graphs)
-            try:
-                if isinstance(fn, Exception):
-                    raise fn
-                instrument.validate(fn, p, expected)
+            if name in results:
+                continue
+            if verdicts[name] is None:
                 passed[name] = fn
-            except Exception as e:
-                results[name] = failure(name, cell, e)
-            spent[name]["validate"] = round(time.perf_counter() - start, 4)
-        del p, expected
+            else:
+                results[name] = verdicts[name]
         for name, fn in passed.items():
             start = time.perf_counter()
             results[name] = time_backend(name, fn, cell)
@@ -404,12 +421,12 @@ def measure_grid(args, out: Path, smoke: bool) -> int:
             warmer.before(cell)
         making = {}  # seconds each backend took to make, where they are new
         if made.get("group") != cell.group:  # new backends (torch.compile's graphs) per shape
-            made.update(group=cell.group, fns={})
+            made.update(group=cell.group, fns={}, verdicts={})
             for name in args.backends:
                 start = time.perf_counter()
                 made["fns"].update(make_backends(cell.op, [name], unavailable))
                 making[name] = time.perf_counter() - start
-        results = measure_cell(cell, made["fns"])
+        results = measure_cell(cell, made["fns"], made["verdicts"])
         for name, result in results.items():
             result.setdefault("seconds", {})["make"] = round(making.get(name, 0.0), 4)
         return results

@@ -430,7 +430,9 @@ def test_a_tiny_grid_in_the_smoke_mode(smoke_mode, tmp_path, capsys):
             result = cell["backends"][b]
             assert result | {"seconds": None} == {"status": OK, "median_s": None, "samples": 0,
                                                   "seconds": None}  # fmt: skip
-            assert set(result["seconds"]) == {"make", "validate", "time"}
+            # validated once for both phases of a shape (the forward's cell comes first)
+            first = {"validate"} if cell["phase"] == "forward" else set()
+            assert set(result["seconds"]) == {"make", "time"} | first
     assert "where the time went (s): triton make " in out
     assert {c["weight"] for c in data["cells"] if c["dtype"] == "bf16"} == {"same", "f32"}
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
@@ -492,7 +494,7 @@ def fake_cells(smoke_mode, monkeypatch):
     monkeypatch.setattr(gridfile, "same_code", lambda commit, head: commit == head)
     monkeypatch.setattr(grid, "make_backends", lambda op, names, unavailable: dict.fromkeys(names))
 
-    def measure_cell(cell, fns):
+    def measure_cell(cell, fns, verdicts=None):
         state["calls"].append(cell.key)
         if state["stop_after"] is not None and len(state["calls"]) > state["stop_after"]:
             raise SystemExit("the machine was taken back")
@@ -817,3 +819,31 @@ def test_a_sample_of_long_replays_holds_as_many_as_last_its_time():
     assert sampled_iters(20, 10e-6, grid.SAMPLE_SECONDS) == 20  # short: the contract's 20
     assert sampled_iters(20, 200e-6, 2e-3) == 10 and sampled_iters(20, 1e-3, 2e-3) == 2
     assert sampled_iters(20, 10e-3, 2e-3) == 1 and sampled_iters(20, 0.0, 2e-3) == 20
+
+
+def test_a_shapes_backends_are_validated_once_for_both_phases(smoke_mode, monkeypatch):
+    validated = []
+    real = instrument.validate
+    monkeypatch.setattr(
+        instrument, "validate", lambda fn, p, e: validated.append(fn) or real(fn, p, e)
+    )
+    monkeypatch.setattr(grid, "time_backend", lambda name, fn, cell: timed(1e-6))
+
+    def wrong(x, w):
+        return F.rms_norm(x, (x.shape[-1],), w, instrument.EPS) * 1.5
+
+    fns = {"triton": instrument.make_backend("torch", "rms_norm"), "torch": wrong}
+    verdicts = {}
+    forward = grid.measure_cell(Cell("rms_norm", "forward", "bf16", "same", 4, 128), fns, verdicts)
+    backward = grid.measure_cell(
+        Cell("rms_norm", "backward", "bf16", "same", 4, 128), fns, verdicts
+    )
+    assert len(validated) == 2  # each backend once, for both phases
+    assert forward["triton"]["status"] == backward["triton"]["status"] == OK
+    assert forward["torch"]["status"] == backward["torch"]["status"] == FAILED  # never timed
+    assert (
+        "validate" in forward["torch"]["seconds"] and "validate" not in backward["torch"]["seconds"]
+    )
+    # without the group's verdicts (a cell of its own) each cell validates
+    grid.measure_cell(Cell("rms_norm", "backward", "bf16", "same", 4, 128), fns)
+    assert len(validated) == 4
