@@ -13,10 +13,11 @@ measure_cell does (instrument.validate runs the forward and the backward), which
 Triton and inductor caches on disk; then the grid's own process measures those cells, one
 after another with nothing else running on the GPU, and loads what was compiled.
 
-Nothing a worker does is kept but the compiled kernels: every cell is still validated by the
-measuring process, which fails a cell with its own reason, and the launch-config choices
-inductor made in a worker (timed while the others shared the GPU) are forgotten after each
-batch (instrument.warm.forget_choices), as the suites' warm step does. The workers share half
+Nothing a worker does is kept but the compiled kernels: every shape is still validated by the
+measuring process (once for both phases), which fails a cell with its own reason, and the
+launch-config choices inductor made in a worker (timed while the others shared the GPU) are
+forgotten after each batch (instrument.warm.forget_choices), as the suites' warm step does.
+The workers share half
 the GPU's free memory: a group whose tensors would take more than its share (cell_bytes) is
 left to the measuring process (on an H200, about 7 GiB a worker of 8). While idle, the
 workers hold what the main process measured them to hold (their CUDA contexts); where a cell

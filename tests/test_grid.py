@@ -818,6 +818,7 @@ def test_a_sample_of_long_replays_holds_as_many_as_last_its_time():
 
     assert sampled_iters(20, 10e-6, grid.SAMPLE_SECONDS) == 20  # short: the contract's 20
     assert sampled_iters(20, 200e-6, 2e-3) == 10 and sampled_iters(20, 1e-3, 2e-3) == 2
+    assert sampled_iters(20, 1.34e-3, 2e-3) == 2  # a sample lasts at least its time
     assert sampled_iters(20, 10e-3, 2e-3) == 1 and sampled_iters(20, 0.0, 2e-3) == 20
 
 
@@ -847,3 +848,26 @@ def test_a_shapes_backends_are_validated_once_for_both_phases(smoke_mode, monkey
     # without the group's verdicts (a cell of its own) each cell validates
     grid.measure_cell(Cell("rms_norm", "backward", "bf16", "same", 4, 128), fns)
     assert len(validated) == 4
+
+
+def test_a_cell_out_of_memory_is_not_the_backends_verdict(smoke_mode, monkeypatch):
+    import torch
+
+    calls = []
+    real = instrument.validate
+
+    def validate(fn, p, e):  # out of memory once, as a large cell might be
+        calls.append(fn)
+        if len(calls) == 1:
+            raise torch.cuda.OutOfMemoryError("CUDA out of memory")
+        return real(fn, p, e)
+
+    monkeypatch.setattr(instrument, "validate", validate)
+    monkeypatch.setattr(grid, "time_backend", lambda name, fn, cell: timed(1e-6))
+    fns, verdicts = {"triton": instrument.make_backend("torch", "rms_norm")}, {}
+    forward = grid.measure_cell(Cell("rms_norm", "forward", "bf16", "same", 4, 128), fns, verdicts)
+    assert forward["triton"]["status"] == SKIPPED and verdicts == {}
+    backward = grid.measure_cell(
+        Cell("rms_norm", "backward", "bf16", "same", 4, 128), fns, verdicts
+    )
+    assert backward["triton"]["status"] == OK and len(calls) == 2  # validated again, passed

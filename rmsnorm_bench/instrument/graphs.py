@@ -76,8 +76,9 @@ def device_seconds(make_call, c: Contract, cold_samples: int = 0, sample_seconds
 
 
 def sampled_iters(iters: int, seconds_per_replay: float, sample_seconds: float) -> int:
-    """Replays in one sample: enough to last `sample_seconds`, at most `iters`, at least 1."""
-    wanted = round(sample_seconds / max(seconds_per_replay, 1e-9))
+    """Replays in one sample: enough to last at least `sample_seconds` (so that the host's
+    launch latency inside a sample stays a small share of it), at most `iters`."""
+    wanted = math.ceil(sample_seconds / max(seconds_per_replay, 1e-9))
     return max(1, min(iters, wanted))
 
 
