@@ -65,10 +65,10 @@ from .gridfile import (
 # "behind" line (gridfile.BEHIND, 2%) needs that much
 CONTRACT = instrument.Contract(warmup=3, iters=20, samples=5, max_samples=9, target=0.01,
                                max_seconds=0.1)  # fmt: skip
-# ... of 20 replays, or of as many long replays as last about 2 ms (at least one): a call of
+# ... of 20 replays, or of as many long replays as last at least 2 ms (at least one): a call of
 # 10 ms was replayed about 140 times, now about 15. The grid's replays, modeled from the
 # cells of ca5ceda's first part (their own device times) and the contract: 31 s for those 257
-# cells with 20 a sample, 11 s so; for the whole grid about 9 and 2 minutes. A single replay of
+# cells with 20 a sample, 15 s so; for the whole grid about 9 and 3.3 minutes. A replay of
 # a millisecond and more is timed by CUDA events to well within the grid's 2% "behind" line.
 SAMPLE_SECONDS = 2e-3
 # Peak bytes of a cell per element of [M, N]: (tensors in x's dtype, fp32 tensors), at its
