@@ -96,28 +96,17 @@ def pooled_rounds(
     rounds, is measured in several processes this way."""
     if asv_args[:1] != ["run"] or _rounds_given(asv_args) is not None or processes <= 1:
         return asv_args, 1
-    from asv.commands import make_argparser
-
-    parser, _ = make_argparser()
     try:
-        with contextlib.redirect_stderr(io.StringIO()):
-            ns = parser.parse_args(asv_args)
-    except SystemExit:  # check_asv_args says why
+        ns = parsed(asv_args)
+        rev = getattr(ns, "range", None)
+        words = shlex.split(rev) if rev else []
+    except ValueError:  # check_asv_args says why
         return asv_args, 1
     if getattr(ns, "quick", False) or getattr(ns, "dry_run", False):
         return asv_args, 1
-    rev = getattr(ns, "range", None)
     if not rev or rev in ASV_KEYWORDS or rev.startswith("HASHFILE:"):
         return asv_args, 1
-    try:
-        words = shlex.split(rev)
-    except ValueError:
-        return asv_args, 1
-    count = subprocess.run(
-        ["git", "rev-list", "--first-parent", "--count", *words, "--"],
-        cwd=repo, capture_output=True, text=True,
-    ).stdout.strip()  # fmt: skip
-    if count != "1":
+    if commit_count(words, repo) != "1":
         return asv_args, 1
     return [asv_args[0], "-a", "rounds=1", *asv_args[1:]], processes
 
@@ -201,22 +190,37 @@ def bare_revision(words: list[str]) -> bool:
     return ".." not in word and not word.startswith("^") and not word.endswith(("^!", "^@"))
 
 
-def check_asv_args(asv_args: list[str], repo: Path) -> None:
-    """asv's arguments as asv parses them, each -b a regular expression, and the commits they
-    name known to git in `repo` and selecting at least one (ValueError names the problem):
-    asv itself would stop on each with a traceback, or measure nothing."""
+def parsed(asv_args: list[str]):
+    """asv's arguments as asv parses them (an argparse namespace); ValueError with asv's own
+    reason where it refuses them (--help: asv prints it, and SystemExit(0) goes on)."""
     from asv.commands import make_argparser
 
     parser, _ = make_argparser()
     try:
         with contextlib.redirect_stderr(io.StringIO()) as err:
-            ns = parser.parse_args(asv_args)
+            return parser.parse_args(asv_args)
     except SystemExit as stop:
         if not stop.code:  # --help: asv printed it
             raise
         message = err.getvalue().strip().splitlines()
         why = message[-1] if message else "asv's usage error"
         raise ValueError(f"asv refuses {' '.join(asv_args)!r}: {why}") from None
+
+
+def commit_count(words: list[str], repo: Path) -> str:
+    """How many commits the range `words` selects, as git rev-list reads it for asv (first
+    parents only), as git prints it ("" where git refuses it)."""
+    return subprocess.run(
+        ["git", "rev-list", "--first-parent", "--count", *words, "--"],
+        cwd=repo, capture_output=True, text=True,
+    ).stdout.strip()  # fmt: skip
+
+
+def check_asv_args(asv_args: list[str], repo: Path) -> None:
+    """asv's arguments as asv parses them, each -b a regular expression, and the commits they
+    name known to git in `repo` and selecting at least one (ValueError names the problem):
+    asv itself would stop on each with a traceback, or measure nothing."""
+    ns = parsed(asv_args)
     benches = ns.bench if isinstance(ns.bench, list) else [ns.bench] if ns.bench else []
     for bench in benches:
         try:
@@ -252,10 +256,7 @@ def check_asv_args(asv_args: list[str], repo: Path) -> None:
         if not git.stdout.strip():
             raise ValueError(f"{rev!r} selects no commit")
         if asv_args[0] != "continuous" and bare_revision(words):
-            count = subprocess.run(
-                ["git", "rev-list", "--first-parent", "--count", *words, "--"],
-                cwd=repo, capture_output=True, text=True,
-            ).stdout.strip()  # fmt: skip
+            count = commit_count(words, repo)
             if count != "1":
                 raise ValueError(
                     f"range {rev!r} is every commit up to {rev} ({count} of them, as git "

@@ -39,7 +39,6 @@ options or a run that measured nothing, 130 when interrupted (what was measured 
 
 import contextlib
 import fcntl
-import functools
 import os
 import signal
 import subprocess
@@ -54,6 +53,7 @@ from . import (
     asvargs,
     asvfiles,
     instrument,
+    lifetime,
     machine,
     progress,
     runrecord,
@@ -111,17 +111,6 @@ class Locks:
         return [f.fileno() for f in self.files]
 
 
-def _ended_with(prctl, parent: int):
-    """A child's pre-exec step (Linux): SIGTERM for the child when `parent` ends, by any
-    death (kill -9 too), so that asv never runs on after the process that holds its results'
-    copy; where `parent` has ended already, the child ends at once. `prctl` is libc's, looked
-    up in the parent (no library is loaded between fork and exec)."""
-    pr_set_pdeathsig = 1
-    prctl(pr_set_pdeathsig, signal.SIGTERM)
-    if os.getppid() != parent:
-        os._exit(143)
-
-
 class Follow(threading.Thread):
     """Shows the lines appended to a file until stopped (the progress log)."""
 
@@ -172,12 +161,8 @@ def run_asv(command: list[str], env: dict, hold: list[int] = ()) -> int:
     (the run's locks: held while asv lives, even should this process be killed), and is
     ended when this process ends, however it ends (Linux). Its exit status: asv's, or 128 +
     the signal that ended it."""
-    ended = {}
-    if sys.platform == "linux":
-        import ctypes
-
-        prctl = ctypes.CDLL(None, use_errno=True).prctl
-        ended = {"preexec_fn": functools.partial(_ended_with, prctl, os.getpid())}
+    # SIGTERM when this process ends: asv never runs on after the one holding its results' copy
+    ended = lifetime.ended_with_parent(signal.SIGTERM)
     proc = subprocess.Popen(command, env=env, start_new_session=True, pass_fds=tuple(hold),
                             **ended)  # fmt: skip
 

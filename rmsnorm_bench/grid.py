@@ -40,13 +40,12 @@ import contextlib
 import dataclasses
 import math
 import os
-import signal
 import sys
 import time
 import warnings
 from pathlib import Path
 
-from . import ROOT, argument_parser, gridfile, gridview, gridwarm, instrument, require_gpu
+from . import ROOT, argument_parser, gridfile, gridview, gridwarm, instrument, lifetime, require_gpu
 from .gridfile import (
     FAILED,
     M_VALUES,
@@ -278,26 +277,6 @@ def workers(text):
     return int(text)
 
 
-@contextlib.contextmanager
-def _terminated_as_interrupt():
-    """SIGTERM raises KeyboardInterrupt meanwhile (main thread only): the run stops as at
-    Ctrl-C, keeping what it measured, and its warm-up's workers are ended on the way out."""
-
-    def interrupt(signum, frame):
-        raise KeyboardInterrupt
-
-    import threading
-
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.signal(signal.SIGTERM, interrupt)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-
-
 def budget(text):
     with contextlib.suppress(ValueError):
         if float(text) > 0:  # inf too: no budget
@@ -461,9 +440,10 @@ def measure_grid(args, out: Path, smoke: bool) -> int:
     def fits(cell):
         """Why the cell is skipped (memory), None where it fits; the warming workers are
         ended where only the memory they hold is in its way."""
-        why = memory_problem(cell, free_memory())
+        free = free_memory()
+        why = memory_problem(cell, free)
         if why and warmer and warmer.held():
-            if memory_problem(cell, free_memory() + warmer.held()) is None:
+            if memory_problem(cell, free + warmer.held()) is None:
                 warmer.make_room()
                 why = memory_problem(cell, free_memory())
         return why
@@ -471,7 +451,8 @@ def measure_grid(args, out: Path, smoke: bool) -> int:
     if earlier:
         print(f"grid: continuing {out / 'grid.json'}: {len(done)} cells kept, {len(cells)} to go")
     try:
-        with _terminated_as_interrupt():  # a SIGTERM keeps what was measured, as Ctrl-C does
+        # a SIGTERM stops the run as Ctrl-C does: what was measured is kept, the workers end
+        with lifetime.sigterm_raises(KeyboardInterrupt):
             records = run(cells, measure, args.budget, fits, available, checkpoint=checkpoint)
     finally:
         if warmer:

@@ -30,12 +30,12 @@ kernels in its share of the CPUs (TORCHINDUCTOR_COMPILE_THREADS).
 
 import os
 import signal
-import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
 
 from .gridfile import Cell
+from .lifetime import die_with_parent
 
 BATCH_PER_WORKER = 2  # groups per worker in a batch: the budget is checked between batches
 MEMORY_SHARE = 0.5  # of the GPU's free memory, for all the workers' groups at once
@@ -52,12 +52,7 @@ def _worker_started(threads: int, parent: int) -> None:
     compiles; Ctrl-C left to the grid's process; ended when that process ends (Linux)."""
     os.environ["TORCHINDUCTOR_COMPILE_THREADS"] = str(threads)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    if sys.platform == "linux":
-        import ctypes
-
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-        if os.getppid() != parent:
-            os._exit(137)
+    die_with_parent(parent, signal.SIGKILL)
 
 
 def warm_group(group: tuple, backends: list) -> int:

@@ -807,7 +807,7 @@ def test_a_sigterm_stops_the_grid_as_ctrl_c_does():
     import signal
     import time
 
-    with pytest.raises(KeyboardInterrupt), grid._terminated_as_interrupt():
+    with pytest.raises(KeyboardInterrupt), grid.lifetime.sigterm_raises(KeyboardInterrupt):
         os.kill(os.getpid(), signal.SIGTERM)
         time.sleep(5)
     assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL

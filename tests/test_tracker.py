@@ -1453,12 +1453,15 @@ def test_pooling_joins_every_field_of_a_measurement():
     assert set(JOINED) == {f.name for f in dataclasses.fields(common.Measurement)}
 
 
-def test_a_sigterm_ends_a_pooled_round_by_exit(tmp_path):
+def test_a_sigterm_raises_what_it_is_told_meanwhile(tmp_path):  # a pooled round's exit
     import signal
 
-    from rmsnorm_bench.instrument.processes import _terminated_as_exit
+    from rmsnorm_bench.lifetime import sigterm_raises
 
-    with pytest.raises(SystemExit) as stop, _terminated_as_exit():
+    with (
+        pytest.raises(SystemExit) as stop,
+        sigterm_raises(lambda: SystemExit(128 + signal.SIGTERM)),
+    ):
         os.kill(os.getpid(), signal.SIGTERM)
         time.sleep(5)
     assert stop.value.code == 128 + signal.SIGTERM
@@ -1502,3 +1505,18 @@ def test_a_measuring_process_that_fails_fails_the_round(monkeypatch):
     monkeypatch.setenv(common.FWD_SHAPES_VAR, "1,256,nosuchdtype")
     with pytest.raises(RuntimeError, match="measuring process 1 of 2 ended with exit status 1"):
         processes.measure_in_processes(2)
+
+
+def test_a_child_dies_with_its_parent(monkeypatch):
+    import signal
+
+    from rmsnorm_bench import lifetime
+
+    calls, ended = [], []
+    monkeypatch.setattr(lifetime.os, "_exit", ended.append)
+    lifetime.die_with(lambda *a: calls.append(a), os.getppid(), signal.SIGKILL)
+    assert calls == [(1, signal.SIGKILL)] and ended == []  # PR_SET_PDEATHSIG, parent alive
+    lifetime.die_with(lambda *a: calls.append(a), -1, signal.SIGTERM)  # its parent is gone
+    assert ended == [128 + signal.SIGTERM]
+    if sys.platform == "linux":
+        assert "preexec_fn" in lifetime.ended_with_parent(signal.SIGTERM)

@@ -27,8 +27,6 @@ the checkout's root off sys.path before anything imports rmsnorm_kernels, as the
 does, so that the package measured is the one installed in asv's environment.
 """
 
-import contextlib
-import functools
 import os
 import pickle
 import signal
@@ -37,6 +35,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from ..lifetime import ended_with_parent, sigterm_raises
 from .suite import Measurement, measure_suites
 
 # how many processes each setup_cache measures in (asvrun sets it; unset or 1: in the
@@ -68,7 +67,9 @@ def measure_in_processes(count: int | None = None, log=None) -> dict:
     if count <= 1:
         return measure_suites(log=log)
     runs, starter = [], os.getppid()  # asv, which started this round
-    with _terminated_as_exit(), tempfile.TemporaryDirectory(prefix="rmsnorm-bench-") as folder:
+    # a SIGTERM ends the measuring process and removes the folder on the way out
+    exit_ = lambda: SystemExit(128 + signal.SIGTERM)  # noqa: E731
+    with sigterm_raises(exit_), tempfile.TemporaryDirectory(prefix="rmsnorm-bench-") as folder:
         for i in range(count):
             if os.getppid() != starter:
                 raise RuntimeError("the asv run that started this round has ended")
@@ -76,7 +77,7 @@ def measure_in_processes(count: int | None = None, log=None) -> dict:
             if log:
                 log(f"measuring process {i + 1} of {count}")
             proc = subprocess.run([sys.executable, "-c", CHILD, str(out)], cwd=ROOT,
-                                  **_ended_with_parent())  # fmt: skip
+                                  **ended_with_parent(signal.SIGKILL))  # fmt: skip
             if proc.returncode != 0 or not out.is_file():
                 raise RuntimeError(
                     f"measuring process {i + 1} of {count} ended with exit status "
@@ -84,47 +85,6 @@ def measure_in_processes(count: int | None = None, log=None) -> dict:
                 )
             runs.append(pickle.loads(out.read_bytes()))
     return pool(runs)
-
-
-@contextlib.contextmanager
-def _terminated_as_exit():
-    """SIGTERM raises SystemExit meanwhile (in the main thread), so that the measuring
-    process is killed and the temporary folder removed on the way out."""
-
-    def stop(signum, frame):
-        raise SystemExit(128 + signum)
-
-    if _in_main_thread():
-        previous = signal.signal(signal.SIGTERM, stop)
-        try:
-            yield
-        finally:
-            signal.signal(signal.SIGTERM, previous)
-    else:
-        yield
-
-
-def _in_main_thread() -> bool:
-    import threading
-
-    return threading.current_thread() is threading.main_thread()
-
-
-def _ended_with_parent() -> dict:
-    """Popen's pre-exec step that has a measuring process killed when this one ends, by any
-    death (Linux's PR_SET_PDEATHSIG); nothing elsewhere."""
-    if sys.platform != "linux":
-        return {}
-    import ctypes
-
-    prctl = ctypes.CDLL(None, use_errno=True).prctl
-    return {"preexec_fn": functools.partial(_die_with, prctl, os.getpid())}
-
-
-def _die_with(prctl, parent: int) -> None:
-    prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    if os.getppid() != parent:  # ended before the call took effect
-        os._exit(137)
 
 
 def pool(runs: list[dict]) -> dict:
