@@ -7,13 +7,19 @@ that was skipped (an unknown or missing backend, a shape override) or failed sta
 NaN or null over the figure stored before. So `asvrun` keeps a copy of results/<machine>/ and
 results/benchmarks.json (`keep`) and afterwards merges, entry by entry and parameter set by
 parameter set (`settle`): a figure this run measured replaces the stored one (and is named
-when it differs), a figure it did not measure keeps its stored value. A run that measured
-nothing changes no file. Where a run re-measures a benchmark by another method (its version),
-the stored entry cannot be merged with the new one: the file as it was is then kept whole as
-results/<machine>/replaced/<file>.<n>.replaced (asv reads no such name), never dropped. So is
-the file of a commit that a run measured again in an environment of another name (another
-Python: asv writes a second file), since the tools read one file per machine and commit: the
-new one replaces it, unless it measured nothing.
+when it differs), a case that failed in this run (null) is recorded as failed over a stored
+figure (and named), and a figure it skipped (NaN) or did not run keeps its stored value. A run
+that measured nothing changes no file. Whenever a stored figure is replaced, re-measured or
+failed now, the file as it was is kept whole as results/<machine>/replaced/<file>.<n>.replaced
+(asv reads no such name), so that no run's figures and samples are dropped. A file is merged
+only with a run whose machine facts (asv's params: CPU, driver, torch, Triton...) are the
+stored file's: figures of two runs under one set of labels would be read as one run's (a ratio
+of public times from two processes, a series of the wrong host). A run on other facts, or one
+that re-measures a benchmark by another method (its version), replaces what it measured: the
+stored file is kept whole, and the new file holds the new run's figures alone where the facts
+differ. So is the file of a commit that a run measured again in an environment of another name
+(another Python: asv writes a second file), since the tools read one file per machine and
+commit: the new one replaces it, unless it measured nothing.
 Called without options, this module settles a copy left behind by a run that was killed
 (asvrun does so by itself before its next run), into the results folder it was kept of only;
 a RESULTS_DIR that is not that folder, or a file of the copy that cannot be read, is refused
@@ -74,17 +80,60 @@ def count_measured(run: dict) -> int:
     )
 
 
+def _failed(value) -> bool:
+    """A case that ran and failed: asv writes null (a skipped one is NaN)."""
+    return value is None
+
+
 @dataclass
 class Merged:
     run: dict
     measured: int = 0  # figures this run measured
     kept: int = 0  # stored figures this run did not measure, kept
     replaced: list = field(default_factory=list)  # (benchmark, combo, old, new)
+    failed: list = field(default_factory=list)  # (benchmark, combo, old): measured, failed now
     other_version: list = field(default_factory=list)  # benchmarks re-measured by a new method
+    other_facts: dict = field(default_factory=dict)  # {fact: (stored, new)}: not merged
+
+    @property
+    def keeps_old_file(self) -> bool:
+        """Whether a figure of the stored file is dropped from it, so the file is kept whole."""
+        return bool(self.replaced or self.failed or self.other_version or self.other_facts)
+
+
+def fact_changes(old: dict, new: dict) -> dict:
+    """{fact: (stored, new)} of asv's params (the machine's facts) that differ."""
+    before, after = old.get("params") or {}, new.get("params") or {}
+    return {
+        k: (before.get(k), after.get(k))
+        for k in sorted({*before, *after})
+        if before.get(k) != after.get(k)
+    }
+
+
+def own_figures(old: dict, new: dict) -> Merged:
+    """`new` alone, for a run on other facts than `old`'s: an entry asv carried over as it was
+    stored (a benchmark this run did not run) belongs to the stored run and is left out."""
+    results = {b: e for b, e in new["results"].items() if old["results"].get(b) != e}
+    out = Merged({**new, "results": results}, other_facts=fact_changes(old, new))
+    out.run["durations"] = {
+        k: v for k, v in new.get("durations", {}).items() if old.get("durations", {}).get(k) != v
+    }
+    out.measured = count_measured(out.run)
+    for bench, entry in results.items():
+        stored = _rows(old, old["results"][bench])[2] if bench in old["results"] else {}
+        for combo, v in _rows(new, entry)[2].items():
+            o = stored.get(combo)
+            if _failed(v["result"]) and o is not None and _measured(o["result"]):
+                out.failed.append((bench, combo, o["result"]))
+    return out
 
 
 def merge_runs(old: dict, new: dict) -> Merged:
-    """`new` (what asv wrote) with every stored figure of `old` that `new` did not measure."""
+    """`new` (what asv wrote) with every stored figure of `old` that `new` did not measure (or
+    `new` alone where the two runs' machine facts differ)."""
+    if fact_changes(old, new):
+        return own_figures(old, new)
     columns = list(new["result_columns"])
     columns += [c for c in old["result_columns"] if c not in columns]
     out = Merged({**new, "result_columns": columns, "results": {}})
@@ -117,16 +166,22 @@ def merge_runs(old: dict, new: dict) -> Merged:
         per = {}
         for combo in itertools.product(*params) if params else [()]:
             n, o = n_per.get(combo), o_per.get(combo)
+            stored_figure = o is not None and _measured(o["result"])
             if n is not None and _measured(n["result"]):
                 per[combo] = n
-                if o is not None and _measured(o["result"]) and o["result"] != n["result"]:
+                if stored_figure and o["result"] != n["result"]:
                     out.replaced.append((bench, combo, o["result"], n["result"]))
-            elif o is not None and _measured(o["result"]):
+            elif n is not None and _failed(n["result"]):
+                per[combo] = n  # a failure is a result: the stored figure no longer holds
+                if stored_figure:
+                    out.failed.append((bench, combo, o["result"]))
+            elif stored_figure:
                 per[combo] = o
                 out.kept += 1
             else:
                 per[combo] = n or o or {}
-        scalars = n_scalars if measured else o_scalars
+        ran = measured or any(_failed(v["result"]) for v in n_per.values())
+        scalars = n_scalars if ran else o_scalars
         out.run["results"][bench] = _entry(columns, scalars, params, per)
     return out
 
@@ -177,8 +232,8 @@ def restore_benchmarks(results: Path, copy: Path) -> None:
 
 
 def archive_path(folder: Path, name: str) -> Path:
-    """Where a results file whose figures of another method are replaced is kept: the first
-    free results/<machine>/replaced/<name>.<n>.replaced."""
+    """Where a stored results file is kept whole when a run replaces any of its figures: the
+    first free results/<machine>/replaced/<name>.<n>.replaced."""
     n = 1
     while (folder / "replaced" / f"{name}.{n}.replaced").exists():
         n += 1
@@ -202,7 +257,7 @@ def settle(results: Path, machine: str, copy: Path, keep_benchmarks: bool = Fals
     results/benchmarks.json back too (a run with overridden shapes or backends)."""
     outcome = Outcome()
     stored = copy / "machine"
-    writes, superseded = [], []
+    writes, superseded = [], []  # (path, a run to write or a stored file to copy); paths
     for path in results_files(results / machine) if (results / machine).is_dir() else []:
         before = stored / path.name
         if before.is_file() and before.read_bytes() == path.read_bytes():
@@ -214,6 +269,10 @@ def settle(results: Path, machine: str, copy: Path, keep_benchmarks: bool = Fals
             bad = [str(e)]
         if bad:
             outcome.lines.append(f"{path}: asv wrote an unusable file, not kept ({bad[0]})")
+            if before.is_file():
+                writes.append((path, before))
+            else:
+                superseded.append(path)
             continue
         if not before.is_file():
             # the commit's file of another environment (another Python): the tools read one
@@ -233,12 +292,21 @@ def settle(results: Path, machine: str, copy: Path, keep_benchmarks: bool = Fals
                 )
             continue
         merged = merge_runs(read_json(before), new)
+        if merged.other_facts and not (merged.measured or merged.failed):
+            writes.append((path, before))  # a run on other facts that changed nothing here
+            continue
         outcome.measured += merged.measured
         outcome.kept += merged.kept
         writes.append((path, merged.run))
         name = path.name
-        if merged.other_version:
+        if merged.keeps_old_file:
             writes.append((archive_path(results / machine, name), before))
+        if merged.other_facts:
+            changed = ", ".join(f"{k} {o!r} -> {n!r}" for k, (o, n) in merged.other_facts.items())
+            outcome.lines.append(
+                f"{name}: measured on other machine facts than the stored run ({changed}): "
+                "not merged, the file holds this run's figures alone"
+            )
         if merged.kept:
             outcome.lines.append(f"{name}: {merged.kept} stored figure(s) not measured now, kept")
         if merged.replaced:
@@ -254,6 +322,13 @@ def settle(results: Path, machine: str, copy: Path, keep_benchmarks: bool = Fals
                 + "; ".join(shown)
                 + (f"; and {more} more" if more > 0 else "")
             )
+        if merged.failed:
+            shown = [f"{_label(b, c)} (was {o:.4g})" for b, c, o in merged.failed[:5]]
+            more = len(merged.failed) - len(shown)
+            outcome.lines.append(
+                f"{name}: {len(merged.failed)} stored figure(s) failed in this run, recorded "
+                "as failed: " + "; ".join(shown) + (f"; and {more} more" if more > 0 else "")
+            )
         for bench, count, version in merged.other_version:
             outcome.lines.append(
                 f"{name}: {bench}: {count} stored figure(s) of version {version!r} replaced by "
@@ -263,10 +338,11 @@ def settle(results: Path, machine: str, copy: Path, keep_benchmarks: bool = Fals
         restore(results, machine, copy)
     else:
         for path, run in writes:
-            if isinstance(run, Path):  # a stored file kept whole
+            if isinstance(run, Path):  # a stored file: kept whole, or put back as it was
                 path.parent.mkdir(exist_ok=True)
                 shutil.copy2(run, path)
-                outcome.lines.append(f"the file as it was is kept as {path}")
+                if path.parent.name == "replaced":
+                    outcome.lines.append(f"the file as it was is kept as {path}")
             else:
                 _write_json(path, run)
         for path in superseded:

@@ -41,10 +41,12 @@ fi
 # reaches it directly, as one process group, and the child handles it. Standard input is
 # passed on (a background job would get /dev/null).
 forward_signals() {
-  "$@" <&0 &
-  local child=$! status=0
-  trap 'kill -TERM "$child" 2>/dev/null' TERM
+  local child='' status=0
+  # the traps come first: a signal between the child's start and a trap would end bash alone
+  trap '[[ -z $child ]] || kill -TERM "$child" 2>/dev/null || :' TERM
   trap ':' INT
+  "$@" <&0 &
+  child=$!
   while kill -0 "$child" 2>/dev/null; do
     wait "$child" || :  # ended by the child's exit, or by a trap (the loop then waits on)
   done

@@ -167,6 +167,80 @@ def test_figures_of_another_method_are_kept_whole_where_a_new_one_replaces_them(
     assert [p.name for p in asvfiles.results_files(store / "h200")] == [file_of(store, A).name]
 
 
+def with_facts(text: str, **facts) -> str:
+    """A results file's text with these machine facts (asv's params) added."""
+    run = json.loads(text)
+    run["params"].update(facts)
+    return json.dumps(run)
+
+
+def archived(results: Path) -> list:
+    folder = results / "h200" / "replaced"
+    return sorted(p.name for p in folder.iterdir()) if folder.is_dir() else []
+
+
+def test_a_re_measured_figure_keeps_the_earlier_run_whole(store, tmp_path, capsys):
+    before = file_of(store, A).read_bytes()
+    new = run_file(store, A, {("1x256-bf16", "triton"): 4e-3, ("1x256-bf16", "torch"): NAN})
+    assert guarded(store, fake_asv(tmp_path, {file_of(store, A): new})) == 0
+    assert archived(store) == [f"{file_of(store, A).name}.1.replaced"]
+    assert (store / "h200" / "replaced" / archived(store)[0]).read_bytes() == before
+    assert "re-measured and replaced" in capsys.readouterr().err
+
+
+def test_a_case_that_fails_now_is_recorded_as_failed_over_its_stored_figure(
+    store, tmp_path, capsys
+):
+    # before, the stored figure stayed, as if this run had measured it again
+    new = run_file(store, A, {("1x256-bf16", "triton"): None, ("1x256-bf16", "torch"): 3e-3})
+    assert guarded(store, fake_asv(tmp_path, {file_of(store, A): new})) == 0
+    values = asvfiles.figures(asvfiles.load_run(file_of(store, A)), measured_only=False)
+    assert values == {
+        (BENCH, ("1x256-bf16", "torch")): 3e-3,
+        (BENCH, ("1x256-bf16", "triton")): None,
+    }
+    err = capsys.readouterr().err
+    assert "1 stored figure(s) failed in this run, recorded as failed" in err
+    assert "RMSNormBackward.track_time('1x256-bf16', 'triton') (was 0.001)" in err
+    assert archived(store) == [f"{file_of(store, A).name}.1.replaced"]
+
+
+def test_a_run_on_other_machine_facts_is_not_merged_with_the_stored_one(store, tmp_path, capsys):
+    # before, the stored torch figure stayed in the file, labelled with the new run's facts
+    path = file_of(store, A)
+    path.write_text(with_facts(path.read_text(), cpu="Xeon", num_cpu="16"))
+    before = path.read_bytes()
+    new = run_file(store, A, {("1x256-bf16", "triton"): 4e-3, ("1x256-bf16", "torch"): NAN})
+    new = with_facts(new, cpu="EPYC", num_cpu="32")
+    assert guarded(store, fake_asv(tmp_path, {path: new})) == 0
+    run = asvfiles.load_run(path)
+    assert asvfiles.figures(run) == {(BENCH, ("1x256-bf16", "triton")): 4e-3}
+    assert run["params"]["cpu"] == "EPYC"
+    assert (store / "h200" / "replaced" / archived(store)[0]).read_bytes() == before
+    err = capsys.readouterr().err
+    assert "other machine facts than the stored run (cpu 'Xeon' -> 'EPYC', num_cpu" in err
+
+
+def test_a_run_on_other_facts_that_measured_nothing_of_a_commit_leaves_its_file(store, tmp_path):
+    path = file_of(store, A)
+    before = path.read_bytes()
+    skipped = with_facts(run_file(store, A, {("1x256-bf16", "triton"): NAN}), cpu="EPYC")
+    other = run_file(store, B, {("1x256-bf16", "triton"): 5e-3})
+    assert guarded(store, fake_asv(tmp_path, {path: skipped, file_of(store, B): other})) == 0
+    assert path.read_bytes() == before and archived(store) == []
+    assert asvfiles.figures(asvfiles.load_run(file_of(store, B)))
+
+
+def test_an_unusable_file_asv_wrote_over_a_stored_one_is_put_back(store, tmp_path, capsys):
+    path = file_of(store, A)
+    before = path.read_bytes()
+    other = run_file(store, B, {("1x256-bf16", "triton"): 5e-3})
+    writes = {path: '{"results": 1}', file_of(store, B): other}
+    assert guarded(store, fake_asv(tmp_path, writes)) == 0
+    assert path.read_bytes() == before
+    assert "asv wrote an unusable file, not kept" in capsys.readouterr().err
+
+
 def test_overrides_leave_benchmarks_json_as_it_was(store, tmp_path, monkeypatch):
     monkeypatch.setenv(common.FWD_SHAPES_VAR, "16,1000,f32")
     new = run_file(store, A, {("16x1000-f32", "triton"): 5e-3})
