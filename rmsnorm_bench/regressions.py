@@ -24,10 +24,13 @@ and shown ("peer, not gating"), and never fail the gate: their code is not this 
 
 A figure regressed when it is more than THRESHOLD times its old value and, where both
 commits recorded samples, the difference is significant by asv's own test (Mann-Whitney U,
-else 99% confidence intervals), as `asv compare` judges it. Each is named with its benchmark
-and parameters.
+else 99% confidence intervals), as `asv compare` judges it. A gating figure of ours that the
+base measured and the head recorded as failed (asv's null) fails the gate too, as asv compare
+counts a new failure; one the head skipped or did not run (a subset of the matrix) is named as
+not checked. Each is named with its benchmark and parameters.
 
-Exit status: 0 when figures of ours were compared and none regressed, 1 when one regressed,
+Exit status: 0 when figures of ours were compared and none regressed, 1 when one regressed or
+failed,
 2 when nothing of ours could be checked (no results, no machine with two commits, no gating
 figure in common: in the CPU smoke mode there is public time only, so pass --public-time) or
 the input is bad (an unreadable results file, named; a threshold that is not a number >= 1;
@@ -37,6 +40,7 @@ commit). Results are read by the rule every tool reads them by (asvfiles.load_ru
 file per machine and commit, figures finite numbers >= 0 or null.
 """
 
+import itertools
 import math
 import re
 import sys
@@ -53,6 +57,7 @@ from .asvfiles import (
     pick_commit,
     versions,
 )
+from .asvformat import param_value
 
 OURS = "triton"  # the backend whose figures gate; the others are peers
 GATING = ("track_device_time", "track_peak_memory")  # by default
@@ -95,6 +100,20 @@ def slower(old, new, old_stats, new_stats, threshold: float) -> bool:
     return True
 
 
+def _failed_in(run: dict, key) -> bool:
+    """Whether asv recorded the figure `key` of `run` as failed (null; a skipped case is NaN)."""
+    bench, params = key
+    if bench not in run["results"]:
+        return False
+    row = dict(zip(run["result_columns"], run["results"][bench], strict=False))
+    names = [[param_value(p) for p in ps] for ps in row.get("params") or []]
+    combos = list(itertools.product(*names))
+    if params not in combos:
+        return False
+    values, i = row.get("result"), combos.index(params)
+    return values is None or (i < len(values) and values[i] is None)
+
+
 def ratio(old, new) -> str:
     return f"{new / old:.2f}x" if old else "from 0"
 
@@ -131,13 +150,32 @@ def compare_runs(
                 ours.append(line)
             else:
                 peers.append(("ours" if params[-1] == OURS else "peer") + ", not gating: " + line)
-    counted = sum(1 for key in common if gates(key, public_time, cold))
+    # ours measured in the base, not in the head (by the same method): a case that failed
+    # there (null) fails the gate, as asv compare counts a new failure; one skipped or not run
+    # (a subset of the matrix) is named, since the gate could not check it
+    failed, unmeasured = [], []
+    for key in sorted(set(before) - set(after)):
+        bench, params = key
+        same_method = new_versions.get(bench, old_versions[bench]) == old_versions[bench]
+        if gates(key, public_time, cold) and same_method and re.search(bench_pattern, bench):
+            line = f"{name}: {bench}({', '.join(map(repr, params))}): {before[key]:.4g} -> "
+            if _failed_in(new, key):
+                failed.append(line + "failed")
+            else:
+                unmeasured.append(line + "not measured")
+    ours += failed
+    counted = sum(1 for key in common if gates(key, public_time, cold)) + len(failed)
     kinds = ", ".join(gating_kinds(public_time, cold))
     summary = (
         f"{name}: {new['commit_hash'][:8]} vs {old['commit_hash'][:8]}: {counted} figures of "
-        f"{OURS} compared ({kinds}), {len(ours)} regression(s); {len(common) - counted} peer "
-        f"or non-gating figures shown, {len(peers)} slower (not gating)"
+        f"{OURS} compared ({kinds}), {len(ours)} regression(s)"
+        + (f" ({len(failed)} failed in the head)" if failed else "")
+        + f"; {len(common) - counted} peer or non-gating figures shown, {len(peers)} slower "
+        "(not gating)"
     )
+    if unmeasured:
+        summary += f"; {len(unmeasured)} of ours measured in the base not measured in the head"
+        peers += ["ours, not checked: " + line for line in unmeasured]
     if len(shared) > len(common):
         summary += f"; {len(shared) - len(common)} not compared (measured by another method)"
     return ours, peers, summary, counted

@@ -616,6 +616,29 @@ def test_the_gate_judges_our_figures_and_shows_the_peers(tmp_path, capsys):
     assert bad.value.code == 2
 
 
+def test_the_gate_fails_where_a_figure_of_ours_failed_in_the_head(tmp_path, capsys):
+    # before, a failed figure of ours dropped out of the comparison: "0 regression(s)", exit 0
+    folder = tmp_path / "results" / "h200"
+    results = ["--results", str(tmp_path / "results")]
+    big, small = ("4096x4096-bf16", "triton"), ("1x4096-bf16", "triton")
+    write_run(folder, "a" * 40, 1, {big: 1e-4, small: 2e-6}, bench=DEVICE)
+    write_run(folder, "b" * 40, 2, {big: None, small: 2e-6}, bench=DEVICE)
+    assert regressions.main(results) == 1
+    out = capsys.readouterr().out
+    (line,) = [x for x in out.splitlines() if x.startswith("REGRESSION")]
+    assert line.endswith(DEVICE + "('4096x4096-bf16', 'triton'): 0.0001 -> failed")
+    assert "(1 failed in the head)" in out
+    # skipped (NaN: a subset of the matrix) is named as not checked, and does not fail
+    write_run(folder, "b" * 40, 2, {big: float("nan"), small: 2e-6}, bench=DEVICE)
+    assert regressions.main(results) == 0
+    out = capsys.readouterr().out
+    assert "1 of ours measured in the base not measured in the head" in out
+    assert "ours, not checked: h200: " + DEVICE + "('4096x4096-bf16', 'triton')" in out
+    # every figure of ours failed: a failure, not "nothing checked"
+    write_run(folder, "b" * 40, 2, {big: None, small: None}, bench=DEVICE)
+    assert regressions.main(results) == 1
+
+
 def test_public_time_gates_only_when_asked(tmp_path, capsys):
     folder = tmp_path / "results" / "h200"
     results = ["--results", str(tmp_path / "results")]
