@@ -133,7 +133,8 @@ def _define_python_ops() -> None:
 
     def _rms_norm_setup(ctx, inputs, output):
         x, weight, _ = inputs
-        ctx.save_for_backward(x, weight, output[1])
+        # an inference-mode tensor cannot be saved: its copy can (as RMSNormFunction)
+        ctx.save_for_backward(x.clone() if x.is_inference() else x, weight, output[1])
 
     def _rms_norm_backward(ctx, dy, _drstd):
         x, weight, rstd = ctx.saved_tensors
@@ -143,6 +144,8 @@ def _define_python_ops() -> None:
     def _fused_setup(ctx, inputs, output):
         weight = inputs[2]
         ctx.save_for_backward(output[1], weight, output[2])
+        if not (ctx.needs_input_grad[0] or ctx.needs_input_grad[1]):
+            ctx.mark_non_differentiable(output[1])  # x + residual: no gradient of the weight
 
     def _fused_backward(ctx, dy, d_residual_out, _drstd):
         residual_out, weight, rstd = ctx.saved_tensors

@@ -36,9 +36,9 @@ class RMSNorm(torch.nn.RMSNorm):
         if not isinstance(x, torch.Tensor) or tuple(x.shape[x.dim() - len(shape) :]) != shape:
             got = tuple(x.shape) if isinstance(x, torch.Tensor) else type(x).__name__
             raise ValueError(f"RMSNorm expects input whose trailing dims are {shape}, got {got}")
-        if x.dtype not in FLOAT_DTYPES:
-            return super().forward(x)
         n = math.prod(shape)
+        if x.dtype not in FLOAT_DTYPES or n == 0:  # an empty norm, as torch's: an empty output
+            return super().forward(x)
         weight = None if self.weight is None else self.weight.reshape(n)
         if weight is not None and weight.dtype not in (x.dtype, torch.float32):
             weight = weight.float()

@@ -17,6 +17,7 @@ import numbers
 
 import torch
 import triton
+from torch.autograd import forward_ad
 from torch.autograd.function import once_differentiable
 
 from . import _extension, _plan
@@ -71,6 +72,19 @@ def _check_x(name: str, x) -> None:
             f"{name} is a CPU tensor but Triton's interpreter is off; move it to a GPU, or set "
             "TRITON_INTERPRET=1 before importing rmsnorm_kernels to run the kernels on the CPU"
         )
+
+
+FORWARD_AD = (
+    "rmsnorm_kernels does not support forward-mode AD (a dual tensor's tangent); use "
+    "torch.nn.functional.rms_norm under torch.autograd.forward_ad"
+)
+
+
+def _check_no_tangent(*tensors) -> None:
+    """The Python path's refusal of dual tensors (forward-mode AD): its no-grad branch would
+    drop their tangents silently (the compiled path's autograd node refuses them itself)."""
+    if any(t is not None and forward_ad.unpack_dual(t).tangent is not None for t in tensors):
+        raise NotImplementedError(FORWARD_AD)
 
 
 def _is_batched(x) -> bool:
@@ -326,7 +340,10 @@ class FusedAddRMSNormFunction(torch.autograd.Function):
         ctx.save_for_backward(residual_out, weight, rstd)
         ctx.set_materialize_grads(False)  # an unused output's gradient stays None, not zeros
         ctx.dx_copy = _two_leaves(x, residual)
-        return _shaped(y, x.shape), _shaped(residual_out, x.shape)
+        y, residual_out = _shaped(y, x.shape), _shaped(residual_out, x.shape)
+        if not (ctx.needs_input_grad[0] or ctx.needs_input_grad[1]):
+            ctx.mark_non_differentiable(residual_out)  # x + residual: no gradient of the weight
+        return y, residual_out
 
     @staticmethod
     def backward(ctx, dy, d_residual_out):
@@ -390,6 +407,7 @@ def rms_norm(x: torch.Tensor, weight: torch.Tensor | None = None, eps: float | N
             raise
     _check_x("x", x)
     _check_weight(weight, x)
+    _check_no_tangent(x, weight)
     eps = _resolve_eps(eps)
     if weight is not None:
         weight = weight.contiguous()
@@ -426,6 +444,7 @@ def fused_add_rms_norm(
     _check_x("x", x)
     _check_residual(residual, x)
     _check_weight(weight, x)
+    _check_no_tangent(x, residual, weight)
     eps = _resolve_eps(eps)
     if weight is not None:
         weight = weight.contiguous()

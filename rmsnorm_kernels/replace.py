@@ -29,6 +29,10 @@ class LlamaStyleRMSNorm(RMSNorm):
     the original computation runs, so the output dtype and values never change.
     """
 
+    # an attribute for eager code: TorchScript compiles no property setter (its forward reads
+    # self.eps)
+    __jit_unused_properties__ = ["variance_epsilon"]
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if self.weight is not None and self.weight.dtype != x.dtype:
             xf = x.float()
@@ -39,8 +43,12 @@ class LlamaStyleRMSNorm(RMSNorm):
         return super().forward(x)
 
     @property
-    def variance_epsilon(self):  # the attribute name the replaced module's users read
+    def variance_epsilon(self):  # the attribute name the replaced module's users read and set
         return self.eps
+
+    @variance_epsilon.setter
+    def variance_epsilon(self, eps):
+        self.eps = eps
 
 
 KERNEL_DTYPES = (torch.float32, torch.float16, torch.bfloat16)

@@ -396,6 +396,30 @@ def test_replace_leaves_hooks_parametrizations_and_patched_forwards_alone():
     _left_alone(torch.nn.Sequential(tensor_eps), r"its eps \(tensor\(.*\)\) is not a number")
 
 
+def test_a_replaced_llama_norms_eps_can_be_set_as_the_original_s():
+    model = torch.nn.Sequential(CopiedLlamaRMSNorm(8, eps=1e-6))
+    assert rk.replace_rmsnorm(model) == 1
+    model[0].variance_epsilon = 1e-5  # before: AttributeError, the property had no setter
+    assert model[0].eps == model[0].variance_epsilon == 1e-5
+
+
+def test_the_module_takes_an_empty_normalized_shape_as_torchs(device):
+    x = torch.randn(3, 4, 0, device=device)
+    ours, torchs = rk.RMSNorm((4, 0), device=device), torch.nn.RMSNorm((4, 0), device=device)
+    assert ours(x).shape == torchs(x).shape == (3, 4, 0)
+
+
+def test_a_scripted_module_takes_an_inference_mode_input_with_a_weight_that_trains(device):
+    # the Python path's operator saved the inference tensor itself, which autograd refuses
+    with torch.inference_mode():
+        x = torch.randn(4, 16, device=device)
+    scripted = torch.jit.script(rk.RMSNorm(16, device=device))
+    scripted(x).sum().backward()
+    reference = torch.nn.RMSNorm(16, device=device)
+    reference(x.clone()).sum().backward()
+    torch.testing.assert_close(scripted.weight.grad, reference.weight.grad)
+
+
 def test_replace_takes_subclasses_that_only_describe_themselves_and_copies_of_llamas(device):
     model = torch.nn.Sequential(Described(8, eps=1e-5), CopiedLlamaRMSNorm(8, eps=1e-5))
     model = model.to(device)  # the replacements run our kernels: on the GPU where there is one

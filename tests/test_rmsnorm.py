@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 import torch
 import torch.nn.functional as F
+from torch.autograd import forward_ad
 
 import rmsnorm_kernels as rk
 from rmsnorm_kernels import _config, _extension, _kernels, _plan, ops
@@ -693,6 +694,50 @@ def test_double_backward_is_refused(op):
     out = rk.rms_norm(x, weight) if op == "rms_norm" else rk.fused_add_rms_norm(x, residual)[0]
     (gx,) = torch.autograd.grad((out * torch.arange(64.0).to(out)).sum(), x)
     assert not gx.requires_grad and torch.isfinite(gx).all()
+
+
+def test_forward_mode_ad_is_refused_not_dropped():
+    # before, the Python path ran its no-grad branch on a dual tensor: the tangent came back
+    # None, a derivative of zero with no error
+    x, tangent = torch.randn(2, 8, device=DEVICE), torch.randn(2, 8, device=DEVICE)
+    weight = torch.ones(8, device=DEVICE)
+    with forward_ad.dual_level():
+        dual = forward_ad.make_dual(x, tangent)
+        with pytest.raises((NotImplementedError, RuntimeError), match="forward-mode AD|jvp"):
+            rk.rms_norm(dual, weight)
+        with pytest.raises((NotImplementedError, RuntimeError), match="forward-mode AD|jvp"):
+            rk.fused_add_rms_norm(dual, x.clone(), weight)
+
+
+@pytest.mark.parametrize("compiled", [False, True], ids=["eager", "compiled"])
+def test_residual_out_needs_no_gradient_where_only_the_weight_does(compiled):
+    # as torch's x + residual; before, it required one, and its backward gave the weight none
+    x, residual = torch.randn(2, 8, device=DEVICE), torch.randn(2, 8, device=DEVICE)
+    weight = torch.ones(8, device=DEVICE, requires_grad=True)
+    fused = rk.fused_add_rms_norm
+    if compiled:
+        fused = torch.compile(fused, fullgraph=True, backend="aot_eager")
+    out, residual_out = fused(x, residual, weight)
+    assert out.requires_grad and not residual_out.requires_grad
+    out.sum().backward()
+    assert weight.grad is not None
+    x.requires_grad_()
+    out, residual_out = fused(x, residual, weight)
+    assert residual_out.requires_grad
+    (gx,) = torch.autograd.grad(residual_out.sum(), x)
+    torch.testing.assert_close(gx, torch.ones_like(x))
+
+
+def test_an_inference_mode_input_is_copied_only_where_a_backward_can_follow():
+    # the compiled path copied x (M x N read and written) on every call that reached its
+    # autograd node, a weight that trains under torch.no_grad, or a frozen weight, included
+    with torch.inference_mode():
+        x = torch.randn(8, 64, device=DEVICE)
+    trained = torch.nn.Parameter(torch.ones(64, device=DEVICE))
+    for grad, weight in ((False, trained), (True, trained.detach())):
+        with torch.set_grad_enabled(grad), torch.profiler.profile() as prof:
+            rk.rms_norm(x, weight)
+        assert not [e.name for e in prof.events() if e.name == "aten::clone"]
 
 
 def test_vmap_is_refused_with_a_clear_error():

@@ -699,15 +699,18 @@ std::tuple<Tensor, Tensor, Tensor> rms_norm_bwd_autograd(
 }
 
 struct RMSNormNode : public torch::autograd::Function<RMSNormNode> {
+  // graph: whether a backward can follow (asked by the caller: forward runs with grad off)
   static variable_list forward(AutogradContext* ctx, const Tensor& x,
-                               const std::optional<Tensor>& weight, double eps) {
+                               const std::optional<Tensor>& weight, double eps, bool graph) {
     at::AutoDispatchBelowADInplaceOrView below;
     static auto fwd = op<std::tuple<Tensor, Tensor>(const Tensor&, const std::optional<Tensor>&,
                                                     double)>("rmsnorm_kernels::rms_norm_fwd");
     auto [y, rstd] = fwd.call(x, weight, eps);
     // an inference-mode tensor (made under torch.inference_mode) cannot be saved, its copy
-    // can: F.rms_norm takes such an x where only the weight needs a gradient
-    ctx->save_for_backward({x.is_inference() ? x.clone() : x, weight.value_or(Tensor()), rstd});
+    // can: F.rms_norm takes such an x where only the weight needs a gradient. Copied only
+    // where a backward can follow (otherwise what is saved is never kept)
+    ctx->save_for_backward(
+        {x.is_inference() && graph ? x.clone() : x, weight.value_or(Tensor()), rstd});
     ctx->mark_non_differentiable({rstd});
     // rstd's gradient stays undefined: materialised, it would cost a zeros kernel per call
     ctx->set_materialize_grads(false);
@@ -715,12 +718,12 @@ struct RMSNormNode : public torch::autograd::Function<RMSNormNode> {
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
-    if (!grads[0].defined()) return {Tensor(), Tensor(), Tensor()};
+    if (!grads[0].defined()) return {Tensor(), Tensor(), Tensor(), Tensor()};
     auto saved = ctx->get_saved_variables();
     bool compute_dw = saved[1].defined() && ctx->needs_input_grad(1);
     auto [dx, dw, unused] =
         backward_op(grads[0], saved[0], saved[1], saved[2], Tensor(), compute_dw, false);
-    return {dx, dw, Tensor()};
+    return {dx, dw, Tensor(), Tensor()};
   }
 };
 
@@ -754,7 +757,13 @@ struct FusedAddRMSNormNode : public torch::autograd::Function<FusedAddRMSNormNod
         "rmsnorm_kernels::fused_add_rms_norm_fwd");
     auto [y, residual_out, rstd] = fwd.call(x, residual, weight, eps);
     ctx->save_for_backward({residual_out, weight.value_or(Tensor()), rstd});
-    ctx->mark_non_differentiable({rstd});
+    // x + residual does not depend on the weight: where only the weight needs a gradient,
+    // residual_out needs none (as torch's x + residual)
+    if (x.requires_grad() || residual.requires_grad()) {
+      ctx->mark_non_differentiable({rstd});
+    } else {
+      ctx->mark_non_differentiable({rstd, residual_out});
+    }
     ctx->set_materialize_grads(false);  // an unused output's gradient stays undefined
     // recorded only where it holds (rare: leaves), so that a model's call inserts nothing
     if (two_leaves(x, residual)) ctx->saved_data["dx_copy"] = true;
@@ -778,7 +787,9 @@ struct FusedAddRMSNormNode : public torch::autograd::Function<FusedAddRMSNormNod
 std::tuple<Tensor, Tensor> rms_norm_fwd_autograd(const Tensor& x,
                                                  const std::optional<Tensor>& weight,
                                                  double eps) {
-  auto out = RMSNormNode::apply(x, weight, eps);
+  bool graph = torch::autograd::GradMode::is_enabled() &&
+               (x.requires_grad() || (weight && weight->requires_grad()));
+  auto out = RMSNormNode::apply(x, weight, eps, graph);
   return {out[0], out[1]};
 }
 
