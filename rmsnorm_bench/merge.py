@@ -12,6 +12,11 @@ place names), and a machine's folder may hold one results file per commit, with 
 here: one that is not usable is named with its problem, and nothing is copied. So is every
 destination, before anything is copied: an --into that is a file or cannot be made, a file
 where a machine folder goes, a directory where a file goes. Exit status 2 when refused.
+
+The earlier runs a run kept whole (MACHINE/replaced/*.replaced, see store) come too, since
+they may be the only copy of those figures: one already here (the same content under any
+name) is skipped; one whose name is taken here by another file arrives under the next free
+number. results/benchmarks.json, which asv writes anew from the benchmarks, is not merged.
 """
 
 import filecmp
@@ -66,7 +71,31 @@ def plan(source: Path, into: Path):
                 f"{source / machine}: no machine.json beside its results, here or in "
                 f"{into / machine} (asv publish leaves out a machine folder without one)"
             )
+    archives(source, into, new, same, bad)
     return new, same, conflicts, bad, sorted(set(in_the_way))
+
+
+def archives(source: Path, into: Path, new: list, same: list, bad: list) -> None:
+    """Add the earlier runs kept whole under source's MACHINE/replaced/ to `new` (source,
+    target) or `same`; one that is not JSON to `bad`."""
+    taken = {}  # {folder: names here or arriving}
+    for f in sorted(source.glob("*/replaced/*.replaced")):
+        try:
+            read_json(f)
+        except BadFile as e:
+            bad.append(str(e))
+            continue
+        folder = into / f.parent.parent.name / "replaced"
+        here = sorted(folder.glob("*.replaced")) if folder.is_dir() else []
+        if any(filecmp.cmp(f, h, shallow=False) for h in here):
+            same.append(folder / f.name)
+            continue
+        names = taken.setdefault(folder, {h.name for h in here})
+        base, n = f.name.rsplit(".", 2)[0], 1
+        while f"{base}.{n}.replaced" in names:
+            n += 1
+        names.add(f"{base}.{n}.replaced")
+        new.append((f, folder / f"{base}.{n}.replaced"))
 
 
 def make_folders(folders: list[Path]) -> None:

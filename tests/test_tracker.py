@@ -532,6 +532,24 @@ def test_merge_copies_new_and_refuses_conflicts(tmp_path, capsys):
     assert not (ours / "h200" / f"{'c' * 8}-virtualenv-py3.11.json").exists()
 
 
+def test_merge_brings_the_earlier_runs_kept_whole_and_loses_none(tmp_path, capsys):
+    # before, only */*.json came: an archive in replaced/ (the only copy of a run) stayed behind
+    ours, theirs = tmp_path / "ours", tmp_path / "theirs"
+    write_run(ours / "h200", "a" * 40, 1, {("1x4096-bf16", "triton"): 1e-4})
+    name = f"{'a' * 8}-virtualenv-py3.11.json"
+    for folder, value in ((ours, "1"), (theirs, "2")):  # one name, two runs
+        (folder / "h200" / "replaced").mkdir(parents=True)
+        (folder / "h200" / "replaced" / f"{name}.1.replaced").write_text(f'{{"run": {value}}}')
+    (theirs / "h200" / "replaced" / f"{name}.2.replaced").write_text('{"run": 1}')  # here
+    write_run(theirs / "h200", "b" * 40, 2, {("1x4096-bf16", "triton"): 2e-4})
+    assert merge.main([str(theirs), "--into", str(ours)]) == 0
+    kept = {p.name: p.read_text() for p in (ours / "h200" / "replaced").iterdir()}
+    assert kept == {f"{name}.1.replaced": '{"run": 1}', f"{name}.2.replaced": '{"run": 2}'}
+    assert "2 file(s) copied" in capsys.readouterr().out  # b's results and the archive
+    assert merge.main([str(theirs), "--into", str(ours)]) == 0  # again: nothing new
+    assert "0 file(s) copied" in capsys.readouterr().out
+
+
 def test_merge_refuses_files_that_are_not_results(tmp_path, capsys):
     (tmp_path / "src" / "h200").mkdir(parents=True)
     (tmp_path / "src" / "h200" / "x.json").write_text("{not json")
