@@ -14,6 +14,13 @@ a log axis where those values span a decade or more. A `view=MACHINE` parameter 
 hash as chosen (asv keeps parameters it does not know), so choosing every machine by hand
 is left alone; the navigation bar links each machine's view of the benchmark shown.
 
+The front page: asv draws one small graph per benchmark from graphs/summary/, the geometric
+mean of every series of every machine, so CPU smoke times (milliseconds) and peers' figures
+moved a GPU's line of ours by 50% and more between commits. `add_summaries` rewrites them as
+the first GPU machine's figures of ours (for a ratio peer/ours, torch's over ours): the
+geometric mean, per commit, over the cases measured on the most commits, at the commits that
+measured all of them (a commit measured on a subset leaves a gap, not a jump).
+
 Reports: for each machine's newest commit, report/<machine>/<commit>/ holds the report of
 `rmsnorm_bench.report` (tables, per-op pictures) as a page; report/index.html lists them
 and the navigation bar links to it. The shape grid committed in docs/grid (written by
@@ -22,7 +29,9 @@ its heatmaps; a grid file that cannot be read is named in a warning and left out
 """
 
 import html
+import itertools
 import json
+import math
 import shutil
 import sys
 from pathlib import Path
@@ -154,6 +163,59 @@ def add_views(site: Path, runs: dict) -> None:
     page = page.replace(NAV_AFTER, NAV_AFTER + NAV, 1)
     page = page.replace("</head>", f'  <script src="{VIEWS_JS}"></script>\n  </head>', 1)
     (site / "index.html").write_text(page)
+
+
+OURS = "triton"  # the backend of this package
+RATIO_BACKEND = "torch"  # a ratio benchmark's (unit peer/ours) series on the front page
+
+
+def summary_points(bench: dict, graph_files: list[Path]) -> list:
+    """[[revision, value]] of one benchmark's front-page graph (see the module's doc) from its
+    graph files of one machine (asv's [[revision, [value per parameter set]]])."""
+    names, params = bench.get("param_names") or [], bench.get("params") or []
+    if "backend" not in names:
+        return []
+    backend = RATIO_BACKEND if bench.get("unit") == "peer/ours" else OURS
+    column = names.index("backend")
+    combos = list(itertools.product(*params))
+    ours = [i for i, combo in enumerate(combos) if combo[column] == repr(backend)]
+    by_revision = {}  # {revision: {parameter set: value}}
+    for path in graph_files:
+        for revision, values, *_ in json.loads(path.read_text()):
+            if not isinstance(values, list):
+                continue
+            row = by_revision.setdefault(revision, {})
+            for i in ours:
+                if i < len(values) and isinstance(values[i], (int, float)) and values[i] > 0:
+                    row[i] = values[i]
+    counts = {i: sum(i in row for row in by_revision.values()) for i in ours}
+    most = max(counts.values(), default=0)
+    cases = [i for i, n in counts.items() if n == most and n]
+    points = [
+        [revision, math.exp(sum(math.log(row[i]) for i in cases) / len(cases))]
+        for revision, row in sorted(by_revision.items())
+        if cases and all(i in row for i in cases)
+    ]
+    from asv.graph import resample_data  # as asv thins its own summaries
+
+    return [list(point) for point in resample_data(points)]
+
+
+def add_summaries(site: Path, runs: dict) -> None:
+    """Rewrite graphs/summary/*.json from the first GPU machine's figures of ours (the front
+    page's graphs; see the module's doc). Without a machine, asv's are left."""
+    machine = next(iter(runs), None)
+    summary = site / "graphs" / "summary"
+    if machine is None or not summary.is_dir():
+        return
+    index = json.loads((site / "index.json").read_text())
+    files = {}
+    for path in (site / "graphs").rglob("*.json"):
+        if "summary" not in path.parts and f"machine-{machine}" in path.parts:
+            files.setdefault(path.stem, []).append(path)
+    for name, bench in index["benchmarks"].items():
+        points = summary_points(bench, sorted(files.get(name, [])))
+        (summary / f"{name}.json").write_text(json.dumps(points))
 
 
 def add_grid(folder: Path, grid: Path = GRID) -> str:

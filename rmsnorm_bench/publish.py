@@ -276,6 +276,7 @@ def publish(
         asv_publish(results, site, branches, url)
         runs = pages.machines(results)
         pages.add_views(site, runs)
+        pages.add_summaries(site, runs)
         pages.add_reports(site, runs, url)
         install(site, out)
 

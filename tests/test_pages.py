@@ -73,6 +73,36 @@ def test_the_gpu_machines_view_is_the_default(tmp_path):
     assert "p-case" not in other["nvidia-h200"]
 
 
+def test_the_front_page_graphs_are_the_gpu_machines_figures_of_ours(tmp_path):
+    # before: asv's geometric mean of every series of every machine, so the CPU smoke mode's
+    # and the peers' figures moved the line of ours
+    site = tmp_path / "site"
+    params = [[repr(c) for c in CASES], ["'triton'", "'torch'"]]
+    bench = {"params": params, "param_names": ["case", "backend"], "version": "v1"}
+    (site / "graphs" / "summary").mkdir(parents=True)
+    (site / "index.json").write_text(json.dumps({"benchmarks": {BENCH: bench}}))
+
+    def graph(machine, points):  # asv's graph file: [[revision, [value per parameter set]]]
+        folder = site / "graphs" / "branch-main" / f"machine-{machine}"
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"{BENCH}.json").write_text(json.dumps(points))
+
+    # values in product order: (case 0, triton), (case 0, torch), (case 1, triton), ...
+    graph("nvidia-h200", [
+        [0, [None, None, 2e-6, 9e-6, 8e-6, 9e-5]],  # ours 2 and 8 us: mean 4 us
+        [1, [None, None, 2e-6, 9e-6, None, None]],  # subsets: gaps, not jumps
+        [2, [None, None, None, None, 8e-6, 9e-6]],
+        [3, [None, None, 4e-6, 1e-6, 16e-6, 1e-6]],  # ours twice as slow; torch faster
+        [4, [1e-6, None, None, None, None, None]],  # a case of one commit: not summarised
+    ])  # fmt: skip
+    graph("cpu-smoke", [[0, [0.5, 0.5, 0.5, 0.5, 0.5, 0.5]]])
+    runs = {"nvidia-h200": [], "cpu-smoke": []}
+    pages.add_summaries(site, runs)
+    points = json.loads((site / "graphs" / "summary" / f"{BENCH}.json").read_text())
+    assert [p[0] for p in points] == [0, 3]
+    assert points[0][1] == pytest.approx(4e-6) and points[1][1] == pytest.approx(8e-6)
+
+
 def test_views_and_reports_join_asvs_page(tmp_path):
     site = tmp_path / "site"
     site.mkdir()
