@@ -11,7 +11,16 @@ from datetime import datetime, timezone
 
 from .asvfiles import figures
 from .instrument import Shape, ideal_bytes
-from .report import COPY_CEILING_GBPS, SUITES, fail, markdown, percent_of_ceiling, us
+from .report import (
+    COPY_CEILING_GBPS,
+    RATIO,
+    SUITES,
+    fail,
+    markdown,
+    percent_of_ceiling,
+    ratio_text,
+    us,
+)
 
 # a decode row (one token: host time decides), a mid-size batch, and the largest default
 # shape (bandwidth decides): three points of the default matrix that every GPU run measures
@@ -21,7 +30,6 @@ PEERS = ("torch", "torch_compile", "liger")
 OPTIONAL_PEERS = ("quack", "flydsl")
 # the interleaved same-process ratio (peer over ours) where the run has it, else the
 # quotient of the two public-time medians, which host drift between processes moves
-RATIO = "track_public_ratio"
 
 
 def measured_cases(values) -> set[str]:
@@ -57,11 +65,7 @@ def headline(run, cases=CASES, ceiling_gbps=None) -> str:
                 ratio = torch / ours if ours and torch else None
             nbytes = ideal_bytes(op, phase, Shape.from_label(case))
             share = percent_of_ceiling(nbytes, device[0], ceiling_gbps)
-            # two decimals as in the seed's table; two digits where that would show 0.00x
-            ratio_cell = (
-                "n/a" if not ratio else f"{ratio:.2f}x" if ratio >= 0.1 else f"{ratio:.2g}x"
-            )
-            rows.append([name, case, *(us(d) for d in device), share, ratio_cell])
+            rows.append([name, case, *(us(d) for d in device), share, ratio_text(ratio)])
     params = run["params"]
     date = datetime.fromtimestamp(run["date"] / 1000, timezone.utc).strftime("%Y-%m-%d")
     method = (

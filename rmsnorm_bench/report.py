@@ -79,6 +79,8 @@ def bench_figures(values, bench):
     return {params: v for (name, params), v in values.items() if name == bench}
 
 
+RATIO = "track_public_ratio"  # torch's public time over ours, interleaved in one process
+
 # the seed's columns, then what each table adds
 HEAD = ["op", "shape", "dtype", "Triton (us)", "Torch (us)", "Torch/Triton"]
 
@@ -87,10 +89,20 @@ def us(seconds) -> str:
     return "n/a" if seconds is None else f"{seconds * 1e6:.1f}"
 
 
-def seed_row(name: str, shape: Shape, ours, theirs) -> list[str]:
-    """The seed's cells of one case: Torch/Triton above 1 means ours is faster."""
-    ratio = f"{theirs / ours:.2f}x" if ours and theirs else "n/a"
-    return [name, f"{shape.m}x{shape.n}", shape.dtype, us(ours), us(theirs), ratio]
+def ratio_text(ratio) -> str:
+    """A ratio as the seed's table shows it (two decimals), with two digits where that would
+    show 0.00x; n/a for none."""
+    if not ratio:
+        return "n/a"
+    return f"{ratio:.2f}x" if ratio >= 0.1 else f"{ratio:.2g}x"
+
+
+def seed_row(name: str, shape: Shape, ours, theirs, ratio=None) -> list[str]:
+    """The seed's cells of one case: Torch/Triton above 1 means ours is faster; `ratio`, where
+    given, is the interleaved one (track_public_ratio), else the quotient of the two times."""
+    if ratio is None:
+        ratio = theirs / ours if ours and theirs else None
+    return [name, f"{shape.m}x{shape.n}", shape.dtype, us(ours), us(theirs), ratio_text(ratio)]
 
 
 def markdown(head, rows) -> str:
@@ -111,7 +123,8 @@ def percent_of_ceiling(nbytes, seconds, ceiling_gbps) -> str:
     """Bandwidth over ideal bytes as a percentage of the copy ceiling; n/a without either."""
     if not seconds or not ceiling_gbps:
         return "n/a"
-    return f"{nbytes / seconds / 1e9 / ceiling_gbps * 100:.0f}%"
+    share = nbytes / seconds / 1e9 / ceiling_gbps * 100
+    return f"{share:.0f}%" if share >= 1 else f"{share:.1f}%" if share >= 0.1 else "<0.1%"
 
 
 def table(values, figure="track_time", ceiling_gbps=None):
@@ -130,13 +143,15 @@ def table(values, figure="track_time", ceiling_gbps=None):
     for name, op, phase, cls in SUITES:
         times = bench_figures(values, f"bench_rmsnorm.{cls}.{figure}")
         device_times = bench_figures(values, f"bench_rmsnorm.{cls}.track_device_time")
+        ratios = {} if device else bench_figures(values, f"bench_rmsnorm.{cls}.{RATIO}")
         # in the suite's order; a case no backend measured (a shape of another machine's
         # matrix: the parameter lists are the same everywhere) is no row
         cases = list(dict.fromkeys(case for (case, _), v in times.items() if v is not None))
         for case in cases:
             shape = Shape.from_label(case)
             ours, torch_t = times.get((case, "triton")), times.get((case, "torch"))
-            row = seed_row(name, shape, ours, torch_t)
+            ratio = ratios.get((case, "torch"))  # interleaved in one process, where measured
+            row = seed_row(name, shape, ours, torch_t, ratio)
             row += [us(times.get((case, p))) for p in PEERS[1:]]
             if device:
                 nbytes = ideal_bytes(op, phase, shape)
@@ -147,8 +162,8 @@ def table(values, figure="track_time", ceiling_gbps=None):
             else:
                 row += [us(device_times.get((case, b))) for b in ("triton", "torch")]
             rows.append(row)
-            if ours and torch_t:
-                plot.append((f"{name} {case}", torch_t / ours))
+            if ratio or (ours and torch_t):
+                plot.append((f"{name} {case}", ratio or torch_t / ours))
     return markdown(head, rows), plot
 
 
@@ -284,7 +299,9 @@ def describe(run, ceiling_gbps=None):
     against = f"{ceiling:,.0f} GB/s" if ceiling else "none known: --copy-ceiling GB/s"
     md = (
         f"{title}\n\nPublic call (the seed's contract: autograd call, 100 back-to-back calls "
-        f"between CUDA events; median of the samples of every process):\n\n{public}\n\n"
+        f"between CUDA events; median of the samples of every process; Torch/Triton: "
+        f"{RATIO}, ours and torch interleaved in one process, where it was measured, else "
+        f"the quotient of the two medians):\n\n{public}\n\n"
         f"Device only (the same call replayed from a CUDA graph: no host time; "
         f"% of copy: ideal bytes per device time against the copy ceiling, {against}):"
         f"\n\n{device}"
