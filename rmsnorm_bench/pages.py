@@ -209,13 +209,20 @@ def add_summaries(site: Path, runs: dict) -> None:
     if machine is None or not summary.is_dir():
         return
     index = json.loads((site / "index.json").read_text())
+    files = graph_files(site, machine)
+    for name, bench in index["benchmarks"].items():
+        points = summary_points(bench, files.get(name, []))
+        (summary / f"{name}.json").write_text(json.dumps(points))
+
+
+def graph_files(site: Path, machine: str) -> dict:
+    """{benchmark: its graph files of `machine`} of a published site (one per set of the
+    machine's facts, every branch)."""
     files = {}
-    for path in (site / "graphs").rglob("*.json"):
+    for path in sorted((site / "graphs").rglob("*.json")):
         if "summary" not in path.parts and f"machine-{machine}" in path.parts:
             files.setdefault(path.stem, []).append(path)
-    for name, bench in index["benchmarks"].items():
-        points = summary_points(bench, sorted(files.get(name, [])))
-        (summary / f"{name}.json").write_text(json.dumps(points))
+    return files
 
 
 def add_grid(folder: Path, grid: Path = GRID) -> str:

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from rmsnorm_bench import pages, publish
+from rmsnorm_bench import ROOT, pages, publish
 
 from .test_tracker import ASV_FIELDS, write_machine
 
@@ -197,3 +197,18 @@ def test_a_grid_file_that_cannot_be_read_is_named_and_left_out(tmp_path, capsys,
     # and no grid file at all: nothing said, nothing copied
     pages.add_reports(site, runs, "https://x/commit/", grid=tmp_path / "none" / "grid.json")
     assert capsys.readouterr().err == ""
+
+
+def test_the_committed_dashboard_is_published_from_the_committed_results():
+    # results committed without a publish left html/ a commit behind (25ed384 missing)
+    site = ROOT / "html"
+    index = json.loads((site / "index.json").read_text())
+    published = set(index["revision_to_hash"].values())
+    runs = pages.machines(ROOT / "results")
+    for machine, machine_runs in runs.items():
+        newest = machine_runs[-1]["commit_hash"]
+        assert newest in published, f"{machine}'s newest {newest[:8]}: run scripts/publish"
+    files = pages.graph_files(site, next(iter(runs)))
+    for name, bench in index["benchmarks"].items():  # the front page of today's publish
+        written = json.loads((site / "graphs" / "summary" / f"{name}.json").read_text())
+        assert written == pages.summary_points(bench, files.get(name, [])), name
