@@ -11,6 +11,7 @@ from typing import List, Optional  # noqa: UP035  (TorchScript reads these annot
 
 import torch
 
+from . import ops
 from .ops import FLOAT_DTYPES, fused_add_rms_norm, rms_norm
 
 _is_scripting = torch.jit.is_scripting  # looked up once; TorchScript knows it as its own
@@ -20,9 +21,11 @@ class RMSNorm(torch.nn.RMSNorm):
     """A drop-in for ``torch.nn.RMSNorm`` (same constructor, parameter and state_dict).
 
     ``normalized_shape`` may name several trailing dimensions; they are normalised together.
-    Whatever dtypes ``torch.nn.RMSNorm`` takes, this takes: a weight in a third dtype (a bf16
-    weight on f16 x) is used in f32, the output in x's dtype as torch's; x in a dtype the
-    kernels lack (float64) gets torch's own computation.
+    Whatever ``torch.nn.RMSNorm`` takes, this takes: a weight in a third dtype (a bf16 weight
+    on f16 x) is used in f32, the output in x's dtype as torch's; x in a dtype the kernels
+    lack (float64), an empty normalized size, or a tensor on a device the kernels do not run
+    on (the CPU with Triton's interpreter off: a model moved there to be evaluated) gets
+    torch's own computation.
     """
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -37,7 +40,7 @@ class RMSNorm(torch.nn.RMSNorm):
             got = tuple(x.shape) if isinstance(x, torch.Tensor) else type(x).__name__
             raise ValueError(f"RMSNorm expects input whose trailing dims are {shape}, got {got}")
         n = math.prod(shape)
-        if x.dtype not in FLOAT_DTYPES or n == 0:  # an empty norm, as torch's: an empty output
+        if x.dtype not in FLOAT_DTYPES or n == 0 or not (x.is_cuda or ops.runs_on_cpu()):
             return super().forward(x)
         weight = None if self.weight is None else self.weight.reshape(n)
         if weight is not None and weight.dtype not in (x.dtype, torch.float32):

@@ -37,6 +37,11 @@ if _native is not None:  # the public calls' operators, looked up once rather th
     _FUSED_ADD_RMS_NORM_FWD = torch.ops.rmsnorm_kernels.fused_add_rms_norm_fwd.default
 
 
+def runs_on_cpu() -> bool:
+    """Whether the kernels take CPU tensors in this process (Triton's interpreter is on)."""
+    return _INTERPRETING
+
+
 def clear_caches() -> None:
     """Forget every plan and compiled variant (tests count compilations from zero)."""
     _extension.clear_caches(_native)

@@ -810,6 +810,9 @@ def test_cpu_tensors_without_interpreter(monkeypatch):
     try:
         with pytest.raises(ValueError, match="x is a CPU tensor but Triton's interpreter is off"):
             rk.rms_norm(torch.randn(2, 8))
+        # the drop-in module takes what torch's takes: a model moved to the CPU to be evaluated
+        x = torch.randn(2, 8)
+        torch.testing.assert_close(rk.RMSNorm(8, eps=1e-5)(x), torch.nn.RMSNorm(8, eps=1e-5)(x))
     finally:
         if turned_off and ops._native is not None:
             _extension._configure(ops._native, interpreting=True)
