@@ -4,7 +4,7 @@ ahead of the best peer, and where behind.
 usage: python -m rmsnorm_bench.grid [--ops OP,...] [--phases PHASE,...] [--dtypes DTYPE,...]
                                     [--weights WEIGHT,...] [--backends BACKEND,...]
                                     [--m M,...] [--n N,...] [--budget SECONDS] [--out DIR]
-                                    [--resume] [--warm-workers N]
+                                    [--resume] [--replace] [--warm-workers N]
        python -m rmsnorm_bench.grid --show FILE
 
 A cell is an op, a phase, x's dtype, the weight's (same: x's; f32, where x is not f32) and
@@ -30,6 +30,10 @@ keeps what it measured. The full grid takes about an hour on an H200, an estimat
 (docs/tools.md): --resume continues the grid.json in --out, measuring the cells of the axes
 given that it lacks or did not reach and keeping the others, in as many budgeted runs as it
 takes; it refuses (exit 2) a file of another commit, machine, contract or set of backends.
+Without --resume, a run replaces the grid.json in --out only where nothing is lost: a file
+git keeps as it is, of this machine, of other code (a new commit's grid); it refuses (exit 2)
+a file it cannot read, device times of this code (--resume), of another machine, or not
+committed, and any device times in the CPU smoke mode; --replace replaces it all the same.
 
 Exits 2 on a bad option or without a GPU; RMSNORM_BENCH_DEVICE=cpu with small --m and --n
 runs the CPU smoke mode (Triton's interpreter: validation only). Exits 1 where ours failed.
@@ -300,6 +304,8 @@ def main(argv=None) -> int:
     ap.add_argument("--out", type=Path, metavar="DIR", help="default docs/grid")
     ap.add_argument("--resume", action="store_true",
                     help="continue the grid.json in --out: measure only what it lacks")  # fmt: skip
+    ap.add_argument("--replace", action="store_true",
+                    help="replace grid.json in --out where a new run would refuse to")  # fmt: skip
     ap.add_argument("--show", type=Path, metavar="FILE", help="print a grid.json's summary")
     ap.add_argument("--warm-workers", type=workers, metavar="N",
                     help="processes that compile the cells ahead of their timing (default: half "
@@ -372,7 +378,7 @@ def measure_grid(args, out: Path, smoke: bool) -> int:
         "cells": [],
     }
     try:
-        data, earlier = gridfile.continued(out / "grid.json", data, args.resume)
+        data, earlier = gridfile.continued(out / "grid.json", data, args.resume, args.replace)
     except gridfile.BadGridFile as e:
         print(f"grid: {e}", file=sys.stderr)
         return 2

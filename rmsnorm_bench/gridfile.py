@@ -19,7 +19,6 @@ CHECKPOINT_SECONDS, the cells still to come "not reached": a run that is killed 
 measured, and --resume continues from there.
 """
 
-import contextlib
 import itertools
 import json
 import math
@@ -182,6 +181,11 @@ def load(path) -> dict:
         raise BadGridFile(f"{path}: its machine is not an object of facts")
     if problem := next(filter(None, (fault(data), *map(cell_fault, cells))), None):
         raise BadGridFile(f"{path}: {problem}")
+    seen = set()
+    for cell in cells:  # a cell twice would be counted twice, and judged on either record
+        if (k := key(cell)) in seen:
+            raise BadGridFile(f"{path}: the cell {' '.join(map(str, k))} is there twice")
+        seen.add(k)
     return data
 
 
@@ -278,28 +282,61 @@ def same_code(commit: str | None, head: str | None) -> bool:
     return subprocess.run(diff, capture_output=True).returncode == 0
 
 
-def continued(path: Path, fresh: dict, resume: bool) -> tuple[dict, dict]:
+def kept_by_git(path: Path) -> bool:
+    """Whether git holds `path` as it is (tracked, no change since HEAD): replacing it loses
+    nothing."""
+    where = Path(path).resolve()
+    if not where.is_relative_to(ROOT):
+        return False
+    for cmd in (["ls-files", "--error-unmatch"], ["diff", "--quiet", "HEAD"]):
+        if subprocess.run(["git", "-C", str(ROOT), *cmd, "--", str(where)],
+                          capture_output=True).returncode:  # fmt: skip
+            return False
+    return True
+
+
+def continued(path: Path, fresh: dict, resume: bool, replace: bool = False) -> tuple[dict, dict]:
     """The file to write, and the cells it keeps by key: `fresh` and none without `resume`,
     else the grid in `path` continued, its axes joined with those asked for, where the code
     measured here is the file's commit's (same_code: a later commit that changed only
     documents, the grid's own file say, measures the same code). BadGridFile where `path`
-    cannot be continued, or holds device times of this code and machine that a run without
-    `resume` would lose."""
-    old = {"cells": []}
+    cannot be continued, or, without `replace`, where a run without `resume` would lose what
+    it holds: a file that cannot be read, or device times that git does not keep as they are
+    (of this code and machine: give --resume), that another machine measured, or that the
+    CPU smoke mode (validation only) would replace."""
     if not resume:
-        if path.is_file() and fresh["device_time"]:
-            with contextlib.suppress(BadGridFile):  # not a grid: nothing of it to keep
-                old = load(path)
-        kept = sum(map(settled, old["cells"]))
-        if (
-            kept
-            and old.get("device_time")
-            and _machine(old) == _machine(fresh)
-            and (same_code(old.get("commit"), fresh["commit"]))
-        ):
+        if replace or not path.is_file():
+            return fresh, {}
+        try:
+            old = load(path)
+        except BadGridFile as e:
             raise BadGridFile(
-                f"{path} holds {kept} cells measured of this code on this machine: "
-                "give --resume to continue it, or move it away to start afresh"
+                f"{e}; a new run would replace it: move it away, or --replace"
+            ) from None
+        kept = sum(map(settled, old["cells"]))
+        if not (kept and old.get("device_time")):
+            return fresh, {}
+        what = f"{path} holds {kept} cells of device times ({_machine(old).get('gpu')}"
+        what += f", commit {str(old.get('commit'))[:10]})"
+        if _machine(old) == _machine(fresh) and same_code(old.get("commit"), fresh["commit"]):
+            raise BadGridFile(
+                f"{what}, measured of this code on this machine: give --resume to continue "
+                "it, or move it away (or --replace) to start afresh"
+            )
+        if not fresh["device_time"]:
+            raise BadGridFile(
+                f"{what}; the CPU smoke mode validates only and would replace them: give "
+                "another --out"
+            )
+        if _machine(old) != _machine(fresh):
+            raise BadGridFile(
+                f"{what}, of another machine than this one: give another --out (a grid per "
+                "machine), or --replace"
+            )
+        if not kept_by_git(path):
+            raise BadGridFile(
+                f"{what}, which git does not keep as they are (not committed, or changed): "
+                "commit or move it away, or --replace"
             )
         return fresh, {}
     if not path.is_file():

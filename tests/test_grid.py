@@ -359,6 +359,7 @@ SPOILED = [
     (spoil_cell("best_peer", None), "its ours_over_best_peer or best_peer is not"),
     (lambda d: d["grid"].update(n=[float("inf")]), "its grid's m and n are not all positive"),
     (lambda d: d["grid"].update(backends=[["triton"]]), "its grid's ops, phases, dtypes"),
+    (lambda d: d["cells"].append(dict(d["cells"][0])), "is there twice"),  # counted twice
 ]
 
 
@@ -607,14 +608,29 @@ def test_a_new_run_does_not_overwrite_device_times_of_this_commit(tmp_path, monk
     path = tmp_path / "grid.json"
     gridfile.write(path, old)
     monkeypatch.setattr(gridfile, "same_code", lambda commit, head: commit == head)
-    with pytest.raises(gridfile.BadGridFile, match="holds 1 cells measured of this code"):
+    with pytest.raises(gridfile.BadGridFile, match="holds 1 cells .* measured of this code"):
         gridfile.continued(path, fresh, False)
     with pytest.raises(gridfile.BadGridFile, match="holds 1 cells"):  # another host, same GPU
         host = {**fresh, "machine": {"gpu": "NVIDIA H200", "num_cpu": "8"}}
         gridfile.continued(path, host, False)
-    for other in ({"commit": "d" * 40}, {"machine": {"gpu": "NVIDIA H100"}}):
-        changed = {**fresh, **other}
-        assert gridfile.continued(path, changed, False) == (changed, {})
+    # another commit's grid: replaced where git keeps it as it is (a new commit's grid)
+    later = {**fresh, "commit": "d" * 40}
+    with pytest.raises(gridfile.BadGridFile, match="which git does not keep as they are"):
+        gridfile.continued(path, later, False)
+    monkeypatch.setattr(gridfile, "kept_by_git", lambda p: True)
+    assert gridfile.continued(path, later, False) == (later, {})
+    # before, the CPU smoke mode and another machine replaced the committed H200 grid silently
+    smoke = {**later, "device_time": False}
+    with pytest.raises(gridfile.BadGridFile, match="the CPU smoke mode validates only"):
+        gridfile.continued(path, smoke, False)
+    h100 = {**later, "machine": {"gpu": "NVIDIA H100"}}
+    with pytest.raises(gridfile.BadGridFile, match="of another machine than this one"):
+        gridfile.continued(path, h100, False)
+    for changed in (smoke, h100, fresh):  # --replace: asked for
+        assert gridfile.continued(path, changed, False, replace=True) == (changed, {})
+    path.write_text(path.read_text()[:40])  # a file that cannot be read is not replaced either
+    with pytest.raises(gridfile.BadGridFile, match="cannot read it as JSON.*or --replace"):
+        gridfile.continued(path, later, False)
 
 
 def test_resume_measures_again_cells_an_error_or_memory_stopped(fake_cells, tmp_path):
@@ -642,7 +658,9 @@ def test_resume_measures_again_cells_an_error_or_memory_stopped(fake_cells, tmp_
 def test_a_run_stopped_before_its_first_cell_leaves_the_file_there(fake_cells, tmp_path):
     fake_cells["stop_after"] = 0
     (tmp_path / "grid.json").write_text("an earlier grid, of another commit")
-    assert exit_status([*SMALL, "--out", str(tmp_path)]) == "the machine was taken back"
+    assert exit_status([*SMALL, "--out", str(tmp_path)]) == 2  # unreadable: not replaced
+    args = [*SMALL, "--out", str(tmp_path), "--replace"]
+    assert exit_status(args) == "the machine was taken back"
     assert (tmp_path / "grid.json").read_text() == "an earlier grid, of another commit"
 
 
