@@ -22,9 +22,20 @@ commit, and stays the same while the package changes.
 """
 
 import argparse
+import os
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+# the folder a script (scripts/run, publish, compare) was called from, before it went to ROOT
+CALLER_DIR_VAR = "RMSNORM_CALLER_DIR"
+
+
+def user_path(text: str) -> Path:
+    """An argparse type for a path the user typed: relative to the folder they called the
+    script from (CALLER_DIR_VAR, set by scripts/), not to the repository root the script
+    moved to; else to this process's folder."""
+    path = Path(text).expanduser()
+    return path if path.is_absolute() else Path(os.environ.get(CALLER_DIR_VAR) or ".") / path
 
 
 def argument_parser(module: str, doc: str) -> argparse.ArgumentParser:

@@ -58,6 +58,7 @@ from . import (
     progress,
     runrecord,
     store,
+    user_path,
 )
 
 
@@ -256,7 +257,8 @@ def run_guarded(
             "nothing measured (every case skipped or failed, or asv stopped first): "
             "no stored result or tracked file changed"
         )
-        return status or 2
+        # 2, never asv's 1 (a regression: no figure was compared); a signal's status stays
+        return status if status >= 128 else 2
     say(f"{outcome.measured} figure(s) stored, {outcome.kept} stored figure(s) kept")
     if recorder:
         try:
@@ -286,9 +288,9 @@ def record_problem(args, asv_args: list[str]) -> str | None:
     if asv_args[0] == "find":
         return "--record: asv find stores nothing, there is no run to record"
     if args.record_to and (args.record_to.exists() or args.record_to.is_symlink()):
-        return f"--record-to {args.record_to}: exists; a record is never replaced, name a new file"
+        return f"--record {args.record_to}: exists; a record is never replaced, name a new file"
     if args.record_to and not args.record_to.absolute().parent.is_dir():
-        return f"--record-to {args.record_to}: {args.record_to.parent} is not a folder"
+        return f"--record {args.record_to}: {args.record_to.parent} is not a folder"
     if args.started_at is not None and not 0 < args.started_at <= time.time() + 1:
         return f"--started-at {args.started_at}: not a time before now (seconds since the epoch)"
     return None
@@ -304,7 +306,8 @@ def main(argv=None) -> int:
     ap.add_argument("--conf", type=Path, default=ROOT / "asv.conf.json", help="asv's config")
     ap.add_argument("--no-wait", action="store_true", help="refuse if another run is on")
     ap.add_argument("--record", action="store_true", help="write the run's record (docs/runs/)")
-    ap.add_argument("--record-to", type=Path, metavar="FILE", help="write it to FILE (a new one)")
+    ap.add_argument("--record-to", type=user_path, metavar="FILE",
+                    help="write it to FILE (a new one)")  # fmt: skip
     ap.add_argument("--started-at", type=float, metavar="T", help="when the set-up began (epoch)")
     ap.add_argument("--fresh-venv", action="store_true", help="the caller made .venv")
     ap.add_argument("asv", nargs="+", metavar="ASV_COMMAND", help="run|continuous|find ARGS...")

@@ -35,12 +35,13 @@ and nothing was judged; --self-test and --find exit with the status of what they
 import argparse
 import math
 import os
+import re
 import shlex
 import subprocess
 import sys
 from pathlib import Path
 
-from . import ROOT, argument_parser, asvrun, machine, regressions, report
+from . import ROOT, argument_parser, asvfiles, asvrun, machine, regressions, report
 
 DEFAULT_FACTOR = 1.1
 
@@ -150,6 +151,8 @@ def check(args) -> None:
             raise Refused("asv find takes no --cpu-affinity")
         if args.factor is not None:
             raise Refused("--factor does not go with --find")
+        if problem := find_bench_problem(bench):
+            raise Refused(problem)
     if what:
         return
     if not 1 <= len(args.revs) <= 2:
@@ -157,6 +160,28 @@ def check(args) -> None:
     for rev in args.revs:
         if not is_commit(rev):
             raise Refused(f"{rev!r} is not a commit here")
+
+
+def find_bench_problem(bench: str, listing: Path = ROOT / "results" / "benchmarks.json"):
+    """Why `asv find` would refuse BENCHMARK (a regular expression that must select one
+    benchmark), judged from the committed benchmark list before asv builds anything; None
+    where it would not, or where the list cannot be read (asv then judges)."""
+    try:
+        pattern = re.compile(bench)
+    except re.error as e:
+        return f"--find: {bench!r} is not a regular expression ({e})"
+    try:
+        names = [n for n in asvfiles.read_json(listing) if n != "version"]
+    except (asvfiles.BadFile, TypeError):
+        return None
+    matches = [n for n in names if pattern.search(n)]
+    if not matches:
+        return f"--find: {bench!r} selects no benchmark (e.g. RMSNormBackward.track_device_time)"
+    if len(matches) > 1 and bench not in matches:
+        shown = ", ".join(m.removeprefix("bench_rmsnorm.") for m in matches[:4])
+        more = f" and {len(matches) - 4} more" if len(matches) > 4 else ""
+        return f"--find: {bench!r} selects {len(matches)} benchmarks ({shown}{more}): name one"
+    return None
 
 
 def status_of(tool, argv: list[str]) -> int:

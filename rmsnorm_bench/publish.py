@@ -43,7 +43,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from . import ROOT, argument_parser, asvfiles, pages, report, vendor
+from . import ROOT, argument_parser, asvfiles, pages, report, user_path, vendor
 
 COMMIT_URL_ENV = "RMSNORM_BENCH_COMMIT_URL"
 # asv.conf.json's show_commit_url until the project's repository is known
@@ -326,7 +326,7 @@ def _terminated(signum, frame):
 def main(argv=None) -> int:
     ap = argument_parser(__spec__.name, __doc__)
     conf = asvfiles.read_conf()
-    ap.add_argument("--html-dir", type=Path, default=ROOT / conf["html_dir"], help="html/")
+    ap.add_argument("--html-dir", type=user_path, default=ROOT / conf["html_dir"], help="html/")
     ap.add_argument("--branch", help=f"default: {', '.join(conf['branches'])}")
     ap.add_argument("--preview", type=int, nargs="?", const=8080, metavar="PORT")
     ap.add_argument(

@@ -125,6 +125,10 @@ def test_machine_tool_refuses_dot_dot(capsys):
         (["--factor", "1.1", "--find", "A..B", "B"], "--factor does not go with --find"),
         (["--public-time", "--find", "A..B", "B"], "--public-time does not go with --find"),
         (["--find", "A..B", "B", "--self-test"], "--self-test and --find do not go together"),
+        # before, asv built environments first, then exited 1 (read as a regression)
+        (["--find", "A..B", "nosuchbench"], "'nosuchbench' selects no benchmark"),
+        (["--find", "A..B", "RMSNorm"], "'RMSNorm' selects 24 benchmarks"),
+        (["--find", "A..B", "("], "'(' is not a regular expression"),
     ],
 )
 def test_compare_refuses_what_makes_no_comparison(argv, message, monkeypatch, capsys):
@@ -431,3 +435,18 @@ def test_store_names_a_corrupt_file_of_the_copy_and_changes_nothing(tmp_path, ca
     assert stopped.value.code == 2 and f"store: {kept}: not valid JSON" in err, err
     assert err.count("\n") == 1 and "Traceback" not in err
     assert files(results) == before and files(state) == copy
+
+
+def test_a_path_given_to_a_script_is_read_from_the_folder_it_was_called_in(monkeypatch, tmp_path):
+    # scripts/ go to the repository root first: `--html-dir out` typed in docs/ wrote ./out
+    # there, and `--html-dir html` from any folder would have replaced the dashboard
+    from rmsnorm_bench import CALLER_DIR_VAR, user_path
+
+    monkeypatch.setenv(CALLER_DIR_VAR, str(tmp_path))
+    assert user_path("out/x") == tmp_path / "out" / "x"
+    assert user_path("/abs/x") == Path("/abs/x")
+    for script in ("run", "publish", "compare"):
+        text = (ROOT / "scripts" / script).read_text()
+        assert text.index(f"export {CALLER_DIR_VAR}=") < text.index('cd "$(dirname "$0")/.."')
+    monkeypatch.delenv(CALLER_DIR_VAR)
+    assert user_path("out") == Path("out")  # a tool run directly: its own folder

@@ -108,6 +108,12 @@ def test_a_run_that_skips_everything_changes_no_file(store, tmp_path, capsys):
     assert "nothing measured" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("status, expected", [(1, 2), (0, 2), (130, 130)])
+def test_a_run_that_measured_nothing_never_exits_as_a_regression(status, expected, store, tmp_path):
+    # asv exits 1 where `-b` selects no benchmark: passed on, it read as a regression
+    assert guarded(store, fake_asv(tmp_path, {}, status=status)) == expected
+
+
 @pytest.mark.parametrize("damage", ["truncated", "negative"])
 def test_a_damaged_stored_file_is_named_before_asv_runs(damage, store, tmp_path):
     # before, asv ran (minutes on a GPU) and then the run failed, naming asv, or threw the new

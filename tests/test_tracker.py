@@ -1086,10 +1086,11 @@ def test_compare_judges_nothing_where_asv_failed(asv, monkeypatch, capsys):
 
 def test_compare_find_and_self_test_run_what_they_name(monkeypatch):
     calls = fake_tools(monkeypatch, asv=1)
-    assert compare.main([*RUN, "--find", "HEAD~3..HEAD", "bench.X.track_time", "--", "-q"]) == 1
+    bench = "bench_rmsnorm.RMSNormForward.track_time"
+    assert compare.main([*RUN, "--find", "HEAD~3..HEAD", bench, "--", "-q"]) == 1
     assert calls["asvrun"] == [
         *RUN, "--", "find", "--config", "c.json", "--machine", "h200", "--show-stderr",
-        "HEAD~3..HEAD", "bench.X.track_time", "-q",
+        "HEAD~3..HEAD", bench, "-q",
     ]  # fmt: skip
     ran = []
 

@@ -70,7 +70,7 @@ import sys
 import time
 from pathlib import Path
 
-from .. import ROOT, argument_parser, asvargs, asvfiles, asvrun, instrument, machine
+from .. import ROOT, argument_parser, asvargs, asvfiles, asvrun, instrument, machine, user_path
 from .find import check_find, host_case, plan_find
 from .plants import (
     FRACTION,
@@ -240,7 +240,7 @@ def main(argv=None) -> int:
     ap.add_argument("--pairs", type=int, default=1, help="unchanged pairs compared (1)")
     ap.add_argument("--find", action="store_true", help="also check asv find (8 commits)")
     ap.add_argument("--full", action="store_true", help="GPU: the default matrix, not the reduced")
-    ap.add_argument("--json", type=Path, help="where the verdict is written (see above)")
+    ap.add_argument("--json", type=user_path, help="where the verdict is written (see above)")
     ap.add_argument("--keep", action="store_true", help="keep the selftest/ branches")
     ap.add_argument("asv_args", nargs=argparse.REMAINDER, help="-- then options for asv")
     args = ap.parse_args(argv)
