@@ -70,7 +70,8 @@ def require_gpu(ap: argparse.ArgumentParser, instrument=True, smoke_mode=False) 
     """Exit with status 2 and a line that names the problem where the tool of `ap` cannot
     measure here: no CUDA or ROCm GPU, or (a tool that measures through the instrument,
     `instrument`) RMSNORM_BENCH_DEVICE is not one of its values, or selects the CPU smoke mode,
-    which runs only a tool that has one (`smoke_mode`: there it needs no GPU)."""
+    which runs only a tool that has one (`smoke_mode`: there it needs no GPU), or
+    RMSNORM_BENCH_BACKENDS names a backend that does not exist."""
     tool = ap.prog.rpartition(".")[2]
     hint = ""
     if instrument:
@@ -78,6 +79,7 @@ def require_gpu(ap: argparse.ArgumentParser, instrument=True, smoke_mode=False) 
 
         try:
             ins.check_device()
+            ins.selected_backends()  # a misspelt RMSNORM_BENCH_BACKENDS: named, not per case
         except ValueError as e:
             ap.exit(2, f"{tool}: {e}\n")
         if ins.DEVICE == "cpu" and smoke_mode:

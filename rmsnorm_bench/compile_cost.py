@@ -24,7 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from . import ROOT, argument_parser
+from . import ROOT, argument_parser, require_gpu
 
 SUITES = [
     ("fused_add", "backward"),
@@ -97,15 +97,17 @@ def main(argv=None) -> int:
     ap.add_argument("--json", type=Path, help="also write every fact to this file")
     ap.add_argument("--child", nargs=2, metavar=("OP", "PHASE"), help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
-    from . import instrument
+    from . import asvargs, instrument
 
-    try:
+    if args.child:  # a process of the parent's, which checked all this
         instrument.check_device()
-    except ValueError as e:
-        ap.exit(2, f"compile_cost: {e}\n")
-    if args.child:
         child(*args.child)
         return 0
+    require_gpu(ap, smoke_mode=True)  # before: 30 s, then every case failed on a CUDA error
+    try:
+        asvargs.check_options()  # RMSNORM_BENCH_SHAPES too, before any process starts
+    except ValueError as e:
+        ap.exit(2, f"compile_cost: {e}\n")
     if args.rounds < 1:
         ap.exit(2, "compile_cost: --rounds must be at least 1\n")
     if args.json and args.json.exists():

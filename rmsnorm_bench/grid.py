@@ -323,6 +323,9 @@ def main(argv=None) -> int:
     if not ordered_cells(args.ops, args.phases, args.dtypes, args.weights, [1], [1]):
         ap.error("--dtypes f32 --weights f32: an f32 weight with f32 x is the 'same' cell")
     require_gpu(ap, smoke_mode=True)
+    if instrument.OURS not in instrument.selected_backends():  # ours would be "unavailable"
+        ap.error(f"{instrument.BACKENDS_VAR}={os.environ[instrument.BACKENDS_VAR]!r} leaves out "
+                 f"{instrument.OURS}: the grid compares ours with the peers")  # fmt: skip
     smoke = instrument.DEVICE == "cpu"
     if smoke and not (args.m and args.n and args.m[-1] * args.n[-1] <= SMOKE_MAX_ELEMENTS):
         limit = f"M x N at most {SMOKE_MAX_ELEMENTS:,}, e.g. --m 1,4 --n 128"

@@ -335,16 +335,18 @@ def write(run, out: Path, ceiling_gbps=None, plot=True, page=False, intro="") ->
 
 # the repository's folders of what is recorded: the published dashboard and the results
 RECORDED = ("html", "results")
+# beside those, what a report must not be written into: the runs' records, the grid's file
+REPORT_RECORDED = (*RECORDED, "docs/runs", "docs/grid")
 
 
-def out_problem(out: Path, results: Path) -> str | None:
+def out_problem(out: Path, results: Path, recorded=RECORDED) -> str | None:
     """Why --out `out` cannot take the report, or None: a path that exists and is no folder,
-    or a folder of what is recorded (html/, results/, the results read), or one inside it,
-    whose files (html/index.html: the dashboard's page) the report would overwrite."""
+    or a folder of what is recorded (`recorded` under the repository, the results read), or
+    one inside it, whose files (html/index.html: the dashboard's page) it would overwrite."""
     if out.exists() and not out.is_dir():
         return f"--out {out}: exists and is not a folder"
     where = out.resolve()
-    folders = [(f"the repository's {name}/", ROOT / name) for name in RECORDED]
+    folders = [(f"the repository's {name}/", ROOT / name) for name in recorded]
     for what, folder in [*folders, ("the results read (--results)", results)]:
         if where.is_relative_to(folder.resolve()):
             return (
@@ -352,6 +354,18 @@ def out_problem(out: Path, results: Path) -> str | None:
                 "recorded; write the report elsewhere"
             )
     return None
+
+
+def other_report(out: Path, run: dict) -> str | None:
+    """What another run's report in `out` is of (its title), or None: a folder's report.md
+    and pictures belong together, so a report of another machine or commit is not written
+    over (one of the same run is: made again)."""
+    try:
+        title = (out / "report.md").read_text().splitlines()[0]
+    except (OSError, UnicodeDecodeError, IndexError):
+        return None
+    machine, commit = run["params"].get("machine"), run["commit_hash"][:8]
+    return None if title.startswith(f"{machine} (") and f"commit {commit}," in title else title
 
 
 def main(argv=None):
@@ -381,13 +395,19 @@ def main(argv=None):
         ap.error("--headline prints its table and writes no files: leave out --out")
     if args.html and not args.out:
         ap.error("--html writes index.html into --out DIR: give --out")
-    if args.out and (problem := out_problem(args.out, args.results)):
+    if args.out and (problem := out_problem(args.out, args.results, REPORT_RECORDED)):
         ap.error(problem)
     if args.copy_ceiling is not None and not args.copy_ceiling > 0:
         ap.error(f"--copy-ceiling: expected GB/s above 0, got {args.copy_ceiling}")
     run = load(args.machine, args.commit, args.results)
     if warning := clone_lacks(run["commit_hash"]):
         print(f"report: {warning}", file=sys.stderr)
+    where = f"{run['params'].get('machine')}'s commit {run['commit_hash'][:8]}"
+    if not figures(run):  # the gate says "nothing checked" (exit 2) of such a run too
+        fail(f"report: {where} has no figure measured (every case skipped or failed)")
+    if args.out and (other := other_report(args.out, run)):
+        fail(f"report: --out {args.out} holds the report of {other}, not of {where}: write it "
+             "into a new folder (or remove that one)")  # fmt: skip
     if args.headline:
         from .headline import print_headline
 

@@ -26,6 +26,9 @@ def main(argv=None) -> int:
     require_gpu(ap, smoke_mode=True)  # RMSNORM_BENCH_DEVICE=cuda without a GPU, or a typo
     from . import instrument
 
+    if instrument.OURS not in instrument.selected_backends():
+        ap.exit(2, f"validate: {instrument.BACKENDS_VAR}={os.environ[instrument.BACKENDS_VAR]!r} "
+                f"leaves out {instrument.OURS}, the backend this checks\n")  # fmt: skip
     cpu = instrument.DEVICE == "cpu"
     shapes = instrument.SMOKE_SHAPES if cpu else instrument.DEFAULT_SHAPES[:6]
     failed = 0

@@ -15,7 +15,9 @@ import torch
 
 from rmsnorm_bench import (
     ROOT,
+    compile_cost,
     copy_ceiling,
+    grid,
     instrument,
     profile_host,
     spread,
@@ -60,6 +62,7 @@ def machine(monkeypatch, device, gpu: bool) -> None:
         (training_step, [], ""),
         (spread, ["--processes", "2"], SMOKE_HINT),
         (validate, [], SMOKE_HINT),
+        (compile_cost, [], SMOKE_HINT),  # before: 30 s, then a CUDA error per case, exit 1
     ],
 )
 def test_gpu_tools_say_they_need_a_gpu(tool, argv, hint, monkeypatch, capsys):
@@ -94,6 +97,37 @@ def test_an_unknown_device_is_named_with_its_values(tool, value, monkeypatch, ca
     assert exit_status(tool, []) == 2
     err = capsys.readouterr().err
     assert f"{VAR}={value!r}: expected cpu" in err and "or cuda" in err
+
+
+GRID_ARGS = ["--m", "1", "--n", "128", "--out", "{tmp}"]
+
+
+@pytest.mark.parametrize(
+    "tool, argv, value, said",
+    [(tool, argv, "tritn", "unknown backend(s) 'tritn'")
+     for tool, argv in ((validate, []), (spread, ["--processes", "2"]),
+                        (compile_cost, ["--rounds", "1"]), (grid, GRID_ARGS))]
+    + [(validate, [], "torch", "leaves out triton"), (grid, GRID_ARGS, "torch", "leaves out")],
+)  # fmt: skip
+def test_a_backend_list_that_cannot_serve_is_named_first(
+    tool, argv, value, said, tmp_path, monkeypatch, capsys
+):
+    # before: a traceback (validate), a run whose every cell "failed" (grid), exit 1
+    machine(monkeypatch, "cpu", gpu=False)
+    monkeypatch.setenv(instrument.BACKENDS_VAR, value)
+    monkeypatch.setattr(grid, "measure_grid", lambda *a: pytest.fail("the grid ran"))
+    argv = [str(tmp_path) if a == "{tmp}" else a for a in argv]
+    status = exit_status(tool, argv)
+    err = capsys.readouterr().err
+    assert status == 2 and said in err and "Traceback" not in err
+
+
+def test_compile_cost_names_a_bad_shape_list_before_it_starts(monkeypatch, capsys):
+    machine(monkeypatch, "cpu", gpu=False)
+    monkeypatch.setenv("RMSNORM_BENCH_SHAPES", "abc")
+    monkeypatch.setattr(compile_cost, "measure", lambda *a: pytest.fail("it measured"))
+    assert exit_status(compile_cost, ["--rounds", "1"]) == 2
+    assert "RMSNORM_BENCH_SHAPES: bad entry 'abc'" in capsys.readouterr().err
 
 
 def test_the_instrument_takes_its_documented_values_only(monkeypatch):

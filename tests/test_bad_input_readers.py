@@ -3,6 +3,7 @@ under bad input: each refusal names the problem, exits with status 2 and no trac
 leaves what is recorded (results/, html/, tracked files) as it was."""
 
 import functools
+import json
 import subprocess
 import sys
 
@@ -63,8 +64,10 @@ def test_a_results_file_that_is_not_utf8_is_named_with_status_2(store, tmp_path,
 
 
 @pytest.mark.parametrize(
-    "out", ["html", "html/report", "html/sub/..", "results", "results/nvidia-h200", "{results}"]
-)
+    "out",
+    ["html", "html/report", "html/sub/..", "results", "results/nvidia-h200", "{results}",
+     "docs/runs", "docs/grid"],
+)  # fmt: skip
 def test_report_refuses_to_write_into_what_is_recorded(out, store, monkeypatch, capsys):
     # were it not refused, the report would be written: let that fail the test, writing nothing
     monkeypatch.setattr(report, "write", lambda *a, **k: pytest.fail("report.write called"))
@@ -89,6 +92,27 @@ def test_report_refuses_an_out_that_is_a_file(store, tmp_path, capsys):
     err = refused(capsys, report, "--results", store, "--out", notes / "sub", "--no-plot")
     assert f"cannot write into {notes / 'sub'}" in err
     assert notes.read_text() == "mine"
+
+
+def test_report_never_writes_over_the_report_of_another_run(store, tmp_path, capsys):
+    # before, report.md became the newest commit's while the pictures stayed another's
+    out = tmp_path / "report-a"
+    report.main(["--results", str(store), "--commit", A[:8], "--out", str(out), "--no-plot"])
+    before = (out / "report.md").read_text()
+    err = refused(capsys, report, "--results", store, "--out", out, "--no-plot")
+    assert f"holds the report of h200 (?), commit {A[:8]}" in err and f"commit {B[:8]}" in err
+    assert (out / "report.md").read_text() == before
+    report.main(["--results", str(store), "--commit", A[:8], "--out", str(out), "--no-plot"])
+
+
+def test_report_of_a_commit_with_no_figure_is_refused(store, capsys):
+    # before: empty tables, exit 0, where the gate said "nothing checked" (exit 2)
+    path = store / "h200" / f"{B[:8]}-virtualenv-py3.11.json"
+    run = json.loads(path.read_text())
+    run["results"] = {}
+    path.write_text(json.dumps(run))
+    err = refused(capsys, report, "--results", store)
+    assert f"h200's commit {B[:8]} has no figure measured" in err
 
 
 def test_report_html_needs_out(store, capsys):
