@@ -179,17 +179,33 @@ def figures(run: dict, measured_only: bool = True) -> dict:
     failed figures are left out, or kept as None with measured_only=False.
     """
     out = {}
+    for key, value in written(run).items():
+        missing = value is None or (isinstance(value, float) and math.isnan(value))
+        if not missing:
+            out[key] = value
+        elif not measured_only:
+            out[key] = None
+    return out
+
+
+def written(run: dict) -> dict:
+    """{(benchmark, params): value} as asv wrote it: a number, NaN (skipped) or None (failed;
+    a benchmark whose whole result is null failed in every parameter set)."""
+    out = {}
     for bench, entry in run["results"].items():
         row = dict(zip(run["result_columns"], entry, strict=False))
         params = [[param_value(p) for p in ps] for ps in row.get("params") or []]
-        combos = itertools.product(*params) if params else [()]
-        for combo, value in zip(combos, row["result"] or [], strict=False):
-            missing = value is None or (isinstance(value, float) and math.isnan(value))
-            if not missing:
-                out[(bench, combo)] = value
-            elif not measured_only:
-                out[(bench, combo)] = None
+        combos = list(itertools.product(*params)) if params else [()]
+        values = row.get("result")
+        values = [None] * len(combos) if values is None else values
+        for combo, value in zip(combos, values, strict=False):
+            out[(bench, combo)] = value
     return out
+
+
+def failed(run: dict) -> set:
+    """The figures of `run` that asv recorded as failed (null; a skipped one is NaN)."""
+    return {key for key, value in written(run).items() if value is None}
 
 
 def figure_stats(run: dict) -> dict:

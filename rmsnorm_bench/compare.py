@@ -33,6 +33,7 @@ and nothing was judged; --self-test and --find exit with the status of what they
 """
 
 import argparse
+import itertools
 import math
 import os
 import re
@@ -171,10 +172,15 @@ def find_bench_problem(bench: str, listing: Path = ROOT / "results" / "benchmark
     except re.error as e:
         return f"--find: {bench!r} is not a regular expression ({e})"
     try:
-        names = [n for n in asvfiles.read_json(listing) if n != "version"]
-    except (asvfiles.BadFile, TypeError):
+        listed = asvfiles.read_json(listing)
+        names = {  # as asv matches them: name(parameter values) of each set, else the name
+            name: [f"{name}({', '.join(combo)})" for combo in itertools.product(*params)]
+            if (params := entry.get("params")) else [name]
+            for name, entry in listed.items() if name != "version"
+        }  # fmt: skip
+    except (asvfiles.BadFile, TypeError, AttributeError):
         return None
-    matches = [n for n in names if pattern.search(n)]
+    matches = [n for n, forms in names.items() if any(map(pattern.search, forms))]
     if not matches:
         return f"--find: {bench!r} selects no benchmark (e.g. RMSNormBackward.track_device_time)"
     if len(matches) > 1 and bench not in matches:

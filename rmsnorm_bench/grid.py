@@ -318,6 +318,8 @@ def main(argv=None) -> int:
         except gridfile.BadGridFile as e:
             ap.exit(2, f"grid: {e}\n")
         return 0
+    if args.resume and args.replace:
+        ap.error("--resume continues the grid.json in --out, --replace starts it afresh: one")
     if instrument.OURS not in args.backends:
         ap.error(f"--backends: give {instrument.OURS} too: the grid compares ours with the peers")
     if not ordered_cells(args.ops, args.phases, args.dtypes, args.weights, [1], [1]):

@@ -285,14 +285,10 @@ def same_code(commit: str | None, head: str | None) -> bool:
 def kept_by_git(path: Path) -> bool:
     """Whether git holds `path` as it is (tracked, no change since HEAD): replacing it loses
     nothing."""
-    where = Path(path).resolve()
-    if not where.is_relative_to(ROOT):
-        return False
-    for cmd in (["ls-files", "--error-unmatch"], ["diff", "--quiet", "HEAD"]):
-        if subprocess.run(["git", "-C", str(ROOT), *cmd, "--", str(where)],
-                          capture_output=True).returncode:  # fmt: skip
-            return False
-    return True
+    from .asvfiles import tracked
+
+    diff = ["git", "-C", str(ROOT), "diff", "--quiet", "HEAD", "--", str(Path(path).resolve())]
+    return tracked(path) and subprocess.run(diff, capture_output=True).returncode == 0
 
 
 def continued(path: Path, fresh: dict, resume: bool, replace: bool = False) -> tuple[dict, dict]:
@@ -326,7 +322,7 @@ def continued(path: Path, fresh: dict, resume: bool, replace: bool = False) -> t
         if not fresh["device_time"]:
             raise BadGridFile(
                 f"{what}; the CPU smoke mode validates only and would replace them: give "
-                "another --out"
+                "another --out (or --replace)"
             )
         if _machine(old) != _machine(fresh):
             raise BadGridFile(

@@ -28,8 +28,6 @@ CASES = ("1x4096-bf16", "4096x4096-bf16", "32768x8192-bf16")
 PEERS = ("torch", "torch_compile", "liger")
 # peers installed apart (CUDA only, or ROCm only): a column where the run measured them
 OPTIONAL_PEERS = ("quack", "flydsl")
-# the interleaved same-process ratio (peer over ours) where the run has it, else the
-# quotient of the two public-time medians, which host drift between processes moves
 
 
 def measured_cases(values) -> set[str]:
@@ -42,6 +40,9 @@ def headline(run, cases=CASES, ceiling_gbps=None) -> str:
     """The headline of one results file: `cases` are labels (MxN-dtype), in the order wanted;
     `ceiling_gbps` the copy ceiling (None: n/a). A case ours did not measure is no row."""
     values = figures(run)
+    # the interleaved same-process ratio (peer over ours) where the run has it, else the
+    # quotient of the two public-time medians, which host drift between processes moves: one
+    # method for the whole table, as its caption says (a case without the ratio: n/a)
     has_ratio = any(bench.endswith(f".{RATIO}") for bench, _ in values)
     device_time = ".track_device_time"
     measured = {p[1] for bench, p in values if bench.endswith(device_time) and p[0] in cases}

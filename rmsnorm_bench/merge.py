@@ -24,7 +24,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from . import ROOT, argument_parser, folder_problem
+from . import ROOT, argument_parser, folder_problem, store
 from .asvfiles import BadFile, is_verdict, read_json, readable_runs, same_commit
 from .asvformat import machine_problems, problems
 
@@ -71,31 +71,35 @@ def plan(source: Path, into: Path):
                 f"{source / machine}: no machine.json beside its results, here or in "
                 f"{into / machine} (asv publish leaves out a machine folder without one)"
             )
-    archives(source, into, new, same, bad)
+    archives(source, into, new, same, bad, in_the_way)
     return new, same, conflicts, bad, sorted(set(in_the_way))
 
 
-def archives(source: Path, into: Path, new: list, same: list, bad: list) -> None:
+def archives(source: Path, into: Path, new: list, same: list, bad: list, in_the_way: list):
     """Add the earlier runs kept whole under source's MACHINE/replaced/ to `new` (source,
-    target) or `same`; one that is not JSON to `bad`."""
+    target: its own name where that is free here, else the next free number) or `same`; one
+    that is not JSON to `bad`, a file where their folder goes to `in_the_way`."""
     taken = {}  # {folder: names here or arriving}
-    for f in sorted(source.glob("*/replaced/*.replaced")):
+    for f in sorted(source.glob("*/replaced/*.replaced"), key=store.archive_order):
         try:
             read_json(f)
         except BadFile as e:
             bad.append(str(e))
             continue
         folder = into / f.parent.parent.name / "replaced"
+        if any(p.exists() and not p.is_dir() for p in (folder.parent, folder)):
+            in_the_way.append(f"{folder}: a file where the folder of earlier runs goes")
+            continue
         here = sorted(folder.glob("*.replaced")) if folder.is_dir() else []
         if any(filecmp.cmp(f, h, shallow=False) for h in here):
             same.append(folder / f.name)
             continue
         names = taken.setdefault(folder, {h.name for h in here})
-        base, n = f.name.rsplit(".", 2)[0], 1
-        while f"{base}.{n}.replaced" in names:
-            n += 1
-        names.add(f"{base}.{n}.replaced")
-        new.append((f, folder / f"{base}.{n}.replaced"))
+        name = f.name
+        if name in names:
+            name = store.archive_name(names, f.name.rsplit(".", 2)[0])
+        names.add(name)
+        new.append((f, folder / name))
 
 
 def make_folders(folders: list[Path]) -> None:

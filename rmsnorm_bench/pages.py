@@ -17,9 +17,9 @@ is left alone; the navigation bar links each machine's view of the benchmark sho
 The front page: asv draws one small graph per benchmark from graphs/summary/, the geometric
 mean of every series of every machine, so CPU smoke times (milliseconds) and peers' figures
 moved a GPU's line of ours by 50% and more between commits. `add_summaries` rewrites them as
-the first GPU machine's figures of ours (for a ratio peer/ours, torch's over ours): the
-geometric mean, per commit, over the cases measured on the most commits, at the commits that
-measured all of them (a commit measured on a subset leaves a gap, not a jump).
+the first machine's figures of ours (GPU machines first, as the default views; for a ratio
+peer/ours, torch's over ours): the geometric mean, per commit, over the cases measured on the
+most commits, at the commits that measured all of them (a subset leaves a gap, not a jump).
 
 Reports: for each machine's newest commit, report/<machine>/<commit>/ holds the report of
 `rmsnorm_bench.report` (tables, per-op pictures) as a page; report/index.html lists them
@@ -38,6 +38,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from . import ROOT, asvfiles, gridfile, gridview, report
+from .regressions import OURS
 
 GRID = ROOT / "docs" / "grid" / "grid.json"  # the committed shape grid, with its heatmaps
 
@@ -165,7 +166,6 @@ def add_views(site: Path, runs: dict) -> None:
     (site / "index.html").write_text(page)
 
 
-OURS = "triton"  # the backend of this package
 RATIO_BACKEND = "torch"  # a ratio benchmark's (unit peer/ours) series on the front page
 
 
@@ -202,8 +202,9 @@ def summary_points(bench: dict, graph_files: list[Path]) -> list:
 
 
 def add_summaries(site: Path, runs: dict) -> None:
-    """Rewrite graphs/summary/*.json from the first GPU machine's figures of ours (the front
-    page's graphs; see the module's doc). Without a machine, asv's are left."""
+    """Rewrite graphs/summary/*.json from the first machine's figures of ours (GPU machines
+    first: the front page's graphs; see the module's doc). Without a machine, asv's are
+    left."""
     machine = next(iter(runs), None)
     summary = site / "graphs" / "summary"
     if machine is None or not summary.is_dir():

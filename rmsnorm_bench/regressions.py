@@ -40,7 +40,6 @@ commit). Results are read by the rule every tool reads them by (asvfiles.load_ru
 file per machine and commit, figures finite numbers >= 0 or null.
 """
 
-import itertools
 import math
 import re
 import sys
@@ -51,13 +50,13 @@ from .asvfiles import (
     BadCommit,
     BadFile,
     clone_lacks,
+    failed,
     figure_stats,
     figures,
     load_runs,
     pick_commit,
     versions,
 )
-from .asvformat import param_value
 
 OURS = "triton"  # the backend whose figures gate; the others are peers
 GATING = ("track_device_time", "track_peak_memory")  # by default
@@ -100,20 +99,6 @@ def slower(old, new, old_stats, new_stats, threshold: float) -> bool:
     return True
 
 
-def _failed_in(run: dict, key) -> bool:
-    """Whether asv recorded the figure `key` of `run` as failed (null; a skipped case is NaN)."""
-    bench, params = key
-    if bench not in run["results"]:
-        return False
-    row = dict(zip(run["result_columns"], run["results"][bench], strict=False))
-    names = [[param_value(p) for p in ps] for ps in row.get("params") or []]
-    combos = list(itertools.product(*names))
-    if params not in combos:
-        return False
-    values, i = row.get("result"), combos.index(params)
-    return values is None or (i < len(values) and values[i] is None)
-
-
 def ratio(old, new) -> str:
     return f"{new / old:.2f}x" if old else "from 0"
 
@@ -153,24 +138,26 @@ def compare_runs(
     # ours measured in the base, not in the head (by the same method): a case that failed
     # there (null) fails the gate, as asv compare counts a new failure; one skipped or not run
     # (a subset of the matrix) is named, since the gate could not check it
-    failed, unmeasured = [], []
+    failures, unmeasured = [], []
+    failed_in_head = failed(new)
     for key in sorted(set(before) - set(after)):
         bench, params = key
         same_method = new_versions.get(bench, old_versions[bench]) == old_versions[bench]
         if gates(key, public_time, cold) and same_method and re.search(bench_pattern, bench):
             line = f"{name}: {bench}({', '.join(map(repr, params))}): {before[key]:.4g} -> "
-            if _failed_in(new, key):
-                failed.append(line + "failed")
+            if key in failed_in_head:
+                failures.append(line + "failed")
             else:
                 unmeasured.append(line + "not measured")
-    ours += failed
-    counted = sum(1 for key in common if gates(key, public_time, cold)) + len(failed)
+    ours += failures
+    compared = sum(1 for key in common if gates(key, public_time, cold))
+    counted = compared + len(failures)  # a failure was checked: it fails the gate
     kinds = ", ".join(gating_kinds(public_time, cold))
     summary = (
         f"{name}: {new['commit_hash'][:8]} vs {old['commit_hash'][:8]}: {counted} figures of "
         f"{OURS} compared ({kinds}), {len(ours)} regression(s)"
-        + (f" ({len(failed)} failed in the head)" if failed else "")
-        + f"; {len(common) - counted} peer or non-gating figures shown, {len(peers)} slower "
+        + (f" ({len(failures)} failed in the head)" if failures else "")
+        + f"; {len(common) - compared} peer or non-gating figures shown, {len(peers)} slower "
         "(not gating)"
     )
     if unmeasured:

@@ -234,10 +234,23 @@ def restore_benchmarks(results: Path, copy: Path) -> None:
 def archive_path(folder: Path, name: str) -> Path:
     """Where a stored results file is kept whole when a run replaces any of its figures: the
     first free results/<machine>/replaced/<name>.<n>.replaced."""
+    kept = folder / "replaced"
+    taken = {p.name for p in kept.iterdir()} if kept.is_dir() else set()
+    return kept / archive_name(taken, name)
+
+
+def archive_name(taken: set, name: str) -> str:
+    """The first <name>.<n>.replaced (n = 1, 2, ...) not among the names `taken`."""
     n = 1
-    while (folder / "replaced" / f"{name}.{n}.replaced").exists():
+    while f"{name}.{n}.replaced" in taken:
         n += 1
-    return folder / "replaced" / f"{name}.{n}.replaced"
+    return f"{name}.{n}.replaced"
+
+
+def archive_order(path: Path) -> tuple:
+    """Sort key of archives: by results file, then number (.2 before .10)."""
+    name, n, _ = path.name.rsplit(".", 2)
+    return (name, int(n)) if n.isdigit() else (name, math.inf)
 
 
 def _same_commit(stored: Path, commit: str, name: str) -> list[Path]:
@@ -258,6 +271,7 @@ def settle(results: Path, machine: str, copy: Path, keep_benchmarks: bool = Fals
     outcome = Outcome()
     stored = copy / "machine"
     writes, superseded = [], []  # (path, a run to write or a stored file to copy); paths
+    planned = []  # what the writes do, said only where they happen
     for path in results_files(results / machine) if (results / machine).is_dir() else []:
         before = stored / path.name
         if before.is_file() and before.read_bytes() == path.read_bytes():
@@ -286,7 +300,7 @@ def settle(results: Path, machine: str, copy: Path, keep_benchmarks: bool = Fals
             for other in others:
                 writes.append((archive_path(results / machine, other.name), other))
                 superseded.append(results / machine / other.name)
-                outcome.lines.append(
+                planned.append(
                     f"{other.name}: commit {new['commit_hash'][:8]} measured again in another "
                     f"environment ({path.name}), whose figures replace it"
                 )
@@ -303,12 +317,12 @@ def settle(results: Path, machine: str, copy: Path, keep_benchmarks: bool = Fals
             writes.append((archive_path(results / machine, name), before))
         if merged.other_facts:
             changed = ", ".join(f"{k} {o!r} -> {n!r}" for k, (o, n) in merged.other_facts.items())
-            outcome.lines.append(
+            planned.append(
                 f"{name}: measured on other machine facts than the stored run ({changed}): "
                 "not merged, the file holds this run's figures alone"
             )
         if merged.kept:
-            outcome.lines.append(f"{name}: {merged.kept} stored figure(s) not measured now, kept")
+            planned.append(f"{name}: {merged.kept} stored figure(s) not measured now, kept")
         if merged.replaced:
             shown = [
                 f"{_label(b, c)}: {o:.4g} -> {n:.4g}"
@@ -317,7 +331,7 @@ def settle(results: Path, machine: str, copy: Path, keep_benchmarks: bool = Fals
                 for b, c, o, n in merged.replaced[:5]
             ]
             more = len(merged.replaced) - len(shown)
-            outcome.lines.append(
+            planned.append(
                 f"{name}: {len(merged.replaced)} stored figure(s) re-measured and replaced: "
                 + "; ".join(shown)
                 + (f"; and {more} more" if more > 0 else "")
@@ -325,18 +339,19 @@ def settle(results: Path, machine: str, copy: Path, keep_benchmarks: bool = Fals
         if merged.failed:
             shown = [f"{_label(b, c)} (was {o:.4g})" for b, c, o in merged.failed[:5]]
             more = len(merged.failed) - len(shown)
-            outcome.lines.append(
+            planned.append(
                 f"{name}: {len(merged.failed)} stored figure(s) failed in this run, recorded "
                 "as failed: " + "; ".join(shown) + (f"; and {more} more" if more > 0 else "")
             )
         for bench, count, version in merged.other_version:
-            outcome.lines.append(
+            planned.append(
                 f"{name}: {bench}: {count} stored figure(s) of version {version!r} replaced by "
                 f"this run's, measured by another method"
             )
     if not outcome.measured:
         restore(results, machine, copy)
     else:
+        outcome.lines += planned
         for path, run in writes:
             if isinstance(run, Path):  # a stored file: kept whole, or put back as it was
                 path.parent.mkdir(exist_ok=True)

@@ -7,7 +7,7 @@ the public functions call.
 """
 
 import math
-from typing import List, Optional  # noqa: UP035  (TorchScript reads these annotations)
+from typing import Final, List, Optional  # noqa: UP035  (TorchScript reads these annotations)
 
 import torch
 
@@ -28,9 +28,15 @@ class RMSNorm(torch.nn.RMSNorm):
     torch's own computation.
     """
 
+    # whether the kernels take CPU tensors here (Triton's interpreter): a module attribute,
+    # which TorchScript reads (it calls no Python function and reads no global)
+    kernels_take_cpu: Final[bool] = ops.runs_on_cpu()
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if _is_scripting():  # the only branch TorchScript compiles
-            return _scripted_rms_norm(x, self.weight, self.normalized_shape, self.eps)
+            return _scripted_rms_norm(
+                x, self.weight, self.normalized_shape, self.eps, self.kernels_take_cpu
+            )
         shape = tuple(self.normalized_shape)
         if not shape:
             raise ValueError(
@@ -83,6 +89,7 @@ def _scripted_rms_norm(
     weight: Optional[torch.Tensor],  # noqa: UP045
     normalized_shape: List[int],  # noqa: UP006
     eps: Optional[float],  # noqa: UP045
+    kernels_take_cpu: bool,
 ) -> torch.Tensor:
     k = len(normalized_shape)
     if k == 0:
@@ -97,10 +104,14 @@ def _scripted_rms_norm(
     n = 1
     for size in normalized_shape:
         n *= size
-    if n == 0:
-        raise ValueError("x has an empty last dimension; there is nothing to normalise")
-    if x.dtype != torch.float32 and x.dtype != torch.float16 and x.dtype != torch.bfloat16:
-        return torch.rms_norm(x, normalized_shape, weight, eps)  # as the eager module
+    # as the eager module: torch's computation for an empty norm, a dtype the kernels lack,
+    # or a device they do not run on
+    if (
+        n == 0
+        or (x.dtype != torch.float32 and x.dtype != torch.float16 and x.dtype != torch.bfloat16)
+        or not (x.is_cuda or kernels_take_cpu)
+    ):
+        return torch.rms_norm(x, normalized_shape, weight, eps)
     if weight is not None:
         weight = weight.reshape(n)
         if weight.dtype != x.dtype and weight.dtype != torch.float32:

@@ -39,7 +39,9 @@ class LlamaStyleRMSNorm(RMSNorm):
             normalized = xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + self.eps)
             return self.weight * normalized.to(x.dtype)
         if _is_scripting():  # TorchScript compiles no super()
-            return _scripted_rms_norm(x, self.weight, self.normalized_shape, self.eps)
+            return _scripted_rms_norm(
+                x, self.weight, self.normalized_shape, self.eps, self.kernels_take_cpu
+            )
         return super().forward(x)
 
     @property

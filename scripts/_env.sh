@@ -41,12 +41,14 @@ fi
 # reaches it directly, as one process group, and the child handles it. Standard input is
 # passed on (a background job would get /dev/null).
 forward_signals() {
-  local child='' status=0
-  # the traps come first: a signal between the child's start and a trap would end bash alone
-  trap '[[ -z $child ]] || kill -TERM "$child" 2>/dev/null || :' TERM
+  local child='' status=0 pending=''
+  # the traps come first: a signal between the child's start and a trap would end bash alone;
+  # a SIGTERM before the child is known is passed on once it is
+  trap 'if [[ -n $child ]]; then kill -TERM "$child" 2>/dev/null || :; else pending=1; fi' TERM
   trap ':' INT
   "$@" <&0 &
   child=$!
+  [[ -z $pending ]] || kill -TERM "$child" 2>/dev/null || :
   while kill -0 "$child" 2>/dev/null; do
     wait "$child" || :  # ended by the child's exit, or by a trap (the loop then waits on)
   done

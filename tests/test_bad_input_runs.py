@@ -129,6 +129,8 @@ def test_machine_tool_refuses_dot_dot(capsys):
         (["--find", "A..B", "nosuchbench"], "'nosuchbench' selects no benchmark"),
         (["--find", "A..B", "RMSNorm"], "'RMSNorm' selects 24 benchmarks"),
         (["--find", "A..B", "("], "'(' is not a regular expression"),
+        # asv matches a parametrized benchmark by name(parameters): a bare name$ selects none
+        (["--find", "A..B", r"\.RMSNormForward\.track_time$"], "selects no benchmark"),
     ],
 )
 def test_compare_refuses_what_makes_no_comparison(argv, message, monkeypatch, capsys):

@@ -407,6 +407,7 @@ def test_the_module_takes_an_empty_normalized_shape_as_torchs(device):
     x = torch.randn(3, 4, 0, device=device)
     ours, torchs = rk.RMSNorm((4, 0), device=device), torch.nn.RMSNorm((4, 0), device=device)
     assert ours(x).shape == torchs(x).shape == (3, 4, 0)
+    assert torch.jit.script(ours)(x).shape == (3, 4, 0)  # the scripted forward as the eager
 
 
 def test_a_scripted_module_takes_an_inference_mode_input_with_a_weight_that_trains(device):

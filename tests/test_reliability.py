@@ -211,6 +211,15 @@ def test_a_case_that_fails_now_is_recorded_as_failed_over_its_stored_figure(
     assert archived(store) == [f"{file_of(store, A).name}.1.replaced"]
 
 
+def test_a_run_that_only_failed_says_nothing_of_records_it_did_not_make(store, tmp_path, capsys):
+    before = stored(store)
+    new = run_file(store, A, {("1x256-bf16", "triton"): None, ("1x256-bf16", "torch"): NAN})
+    assert guarded(store, fake_asv(tmp_path, {file_of(store, A): new})) == 2
+    err = capsys.readouterr().err
+    assert "nothing measured" in err and "recorded as failed" not in err
+    assert stored(store) == before
+
+
 def test_a_run_on_other_machine_facts_is_not_merged_with_the_stored_one(store, tmp_path, capsys):
     # before, the stored torch figure stayed in the file, labelled with the new run's facts
     path = file_of(store, A)

@@ -550,6 +550,28 @@ def test_merge_brings_the_earlier_runs_kept_whole_and_loses_none(tmp_path, capsy
     assert "0 file(s) copied" in capsys.readouterr().out
 
 
+def test_merge_keeps_the_archives_numbers_and_refuses_a_file_in_their_way(tmp_path, capsys):
+    theirs = tmp_path / "theirs"
+    write_run(theirs / "h200", "a" * 40, 1, {("1x4096-bf16", "triton"): 1e-4})
+    name = f"{'a' * 8}-virtualenv-py3.11.json"
+    (theirs / "h200" / "replaced").mkdir()
+    for n in range(1, 12):  # .2 after .1, .10 after .9: numbered in the order they were kept
+        (theirs / "h200" / "replaced" / f"{name}.{n}.replaced").write_text(f'{{"run": {n}}}')
+    ours = tmp_path / "ours"
+    assert merge.main([str(theirs), "--into", str(ours)]) == 0
+    for n in range(1, 12):
+        kept = ours / "h200" / "replaced" / f"{name}.{n}.replaced"
+        assert kept.read_text() == f'{{"run": {n}}}'
+    blocked = tmp_path / "blocked"
+    (blocked / "h200").mkdir(parents=True)
+    (blocked / "h200" / "replaced").write_text("a file")
+    with pytest.raises(SystemExit) as refused:
+        merge.main([str(theirs), "--into", str(blocked)])
+    err = capsys.readouterr().err
+    assert refused.value.code == 2 and "a file where the folder of earlier runs goes" in err
+    assert sorted(p.name for p in (blocked / "h200").iterdir()) == ["replaced"]  # nothing copied
+
+
 def test_merge_refuses_files_that_are_not_results(tmp_path, capsys):
     (tmp_path / "src" / "h200").mkdir(parents=True)
     (tmp_path / "src" / "h200" / "x.json").write_text("{not json")
@@ -645,7 +667,8 @@ def test_the_gate_fails_where_a_figure_of_ours_failed_in_the_head(tmp_path, caps
     out = capsys.readouterr().out
     (line,) = [x for x in out.splitlines() if x.startswith("REGRESSION")]
     assert line.endswith(DEVICE + "('4096x4096-bf16', 'triton'): 0.0001 -> failed")
-    assert "(1 failed in the head)" in out
+    assert "2 figures of triton compared" in out and "(1 failed in the head)" in out
+    assert "; 0 peer or non-gating figures shown" in out  # before: -1
     # skipped (NaN: a subset of the matrix) is named as not checked, and does not fail
     write_run(folder, "b" * 40, 2, {big: float("nan"), small: 2e-6}, bench=DEVICE)
     assert regressions.main(results) == 0
@@ -1086,7 +1109,7 @@ def test_compare_judges_nothing_where_asv_failed(asv, monkeypatch, capsys):
 
 def test_compare_find_and_self_test_run_what_they_name(monkeypatch):
     calls = fake_tools(monkeypatch, asv=1)
-    bench = "bench_rmsnorm.RMSNormForward.track_time"
+    bench = r"\.RMSNormForward\.track_time\('1x4096-bf16', 'triton'\)"  # one case, as asv
     assert compare.main([*RUN, "--find", "HEAD~3..HEAD", bench, "--", "-q"]) == 1
     assert calls["asvrun"] == [
         *RUN, "--", "find", "--config", "c.json", "--machine", "h200", "--show-stderr",
