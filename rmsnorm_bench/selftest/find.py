@@ -176,7 +176,9 @@ def check_find(
         return v, {"planted": planted, "named": full}
     v.notes += values
     parent = git("rev-parse", f"{full}^")
-    runs = runner.measure([parent, full], plan.env, bench=f"^{re.escape(plan.bench)}$")
+    # asv selects a parametrized benchmark by name(parameters): "^name$" selected nothing,
+    # and the confirmation judged asv find's own single measurements
+    runs = runner.measure([parent, full], plan.env, bench=f"^{re.escape(plan.bench)}\\(")
     confirm = judge(plan.kind, runs[parent], runs[full], factor, plan.case)
     if confirm.ok:
         v.detected.append(f"{line}; the gate confirms it against its parent: {confirm.detected[0]}")
