@@ -62,7 +62,12 @@ class FusedAddRMSNorm(torch.nn.Module):
         super().__init__()
         self.hidden_size = hidden_size
         self.eps = eps
-        self.weight = torch.nn.Parameter(torch.ones(hidden_size, device=device, dtype=dtype))
+        self.weight = torch.nn.Parameter(torch.empty(hidden_size, device=device, dtype=dtype))
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        """Ones, as torch.nn.RMSNorm's (after a meta-device build and to_empty, say)."""
+        torch.nn.init.ones_(self.weight)
 
     def forward(self, x: torch.Tensor, residual: torch.Tensor):
         if _is_scripting():

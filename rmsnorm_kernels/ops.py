@@ -388,6 +388,17 @@ def _type_problem(weight, **tensors) -> str | None:
     return None
 
 
+def _autocast_to_float32(x: torch.Tensor) -> bool:
+    """Whether torch.autocast would run rms_norm on x in float32: its policy on CUDA (and
+    ROCm), as F.rms_norm under autocast. The Python path's; csrc/rmsnorm.cpp registers the
+    same for the compiled operators."""
+    return x.is_cuda and torch.is_autocast_enabled("cuda")
+
+
+def _float32(t):
+    return t.float() if t is not None and t.dtype in (torch.float16, torch.bfloat16) else t
+
+
 def _needs_autograd(x, weight, residual=None) -> bool:
     return torch.is_grad_enabled() and (
         x.requires_grad
@@ -413,6 +424,9 @@ def rms_norm(x: torch.Tensor, weight: torch.Tensor | None = None, eps: float | N
     _check_x("x", x)
     _check_weight(weight, x)
     _check_no_tangent(x, weight)
+    if _autocast_to_float32(x):
+        with torch.autocast(x.device.type, enabled=False):
+            return rms_norm(_float32(x), _float32(weight), eps)
     eps = _resolve_eps(eps)
     if weight is not None:
         weight = weight.contiguous()
@@ -450,6 +464,10 @@ def fused_add_rms_norm(
     _check_residual(residual, x)
     _check_weight(weight, x)
     _check_no_tangent(x, residual, weight)
+    if _autocast_to_float32(x):  # the norm in float32; residual_out in x's dtype, as x + r
+        with torch.autocast(x.device.type, enabled=False):
+            y, s = fused_add_rms_norm(_float32(x), _float32(residual), _float32(weight), eps)
+        return y, s.to(x.dtype)
     eps = _resolve_eps(eps)
     if weight is not None:
         weight = weight.contiguous()

@@ -403,6 +403,13 @@ def test_a_replaced_llama_norms_eps_can_be_set_as_the_original_s():
     assert model[0].eps == model[0].variance_epsilon == 1e-5
 
 
+def test_the_fused_module_is_initialised_again_after_a_meta_build(device):
+    # before: no reset_parameters, so to_empty left memory as it was (FSDP's default init)
+    fused = rk.FusedAddRMSNorm(8, device="meta").to_empty(device=device)
+    fused.reset_parameters()
+    torch.testing.assert_close(fused.weight.detach(), torch.ones(8, device=device))
+
+
 def test_the_module_takes_an_empty_normalized_shape_as_torchs(device):
     x = torch.randn(3, 4, 0, device=device)
     ours, torchs = rk.RMSNorm((4, 0), device=device), torch.nn.RMSNorm((4, 0), device=device)

@@ -5,6 +5,7 @@ cannot drift apart. Every result is compared with the single fp32 reference in
 rmsnorm_kernels.reference.
 """
 
+import contextlib
 import itertools
 import json
 import os
@@ -25,7 +26,7 @@ from rmsnorm_kernels.reference import (
     tolerance,
 )
 
-from .conftest import DEVICE
+from .conftest import DEVICE, GPU
 
 BF16, F16, F32 = torch.bfloat16, torch.float16, torch.float32
 
@@ -738,6 +739,51 @@ def test_an_inference_mode_input_is_copied_only_where_a_backward_can_follow():
         with torch.set_grad_enabled(grad), torch.profiler.profile() as prof:
             rk.rms_norm(x, weight)
         assert not [e.name for e in prof.events() if e.name == "aten::clone"]
+
+
+def _autocast_results(x, residual, weight):
+    """(F.rms_norm's dtype, ours, fused's two) under x's device's autocast to bfloat16."""
+    kind = x.device.type
+    before = torch.get_autocast_dtype(kind)
+    torch.set_autocast_dtype(kind, torch.bfloat16)
+    torch.set_autocast_enabled(kind, True)  # what torch.autocast(kind) sets
+    try:
+        y, (out, residual_out) = rk.rms_norm(x, weight), rk.fused_add_rms_norm(x, residual, weight)
+        return F.rms_norm(x, (x.shape[-1],), weight).dtype, y, out, residual_out
+    finally:
+        torch.set_autocast_enabled(kind, False)
+        torch.set_autocast_dtype(kind, before)
+
+
+@pytest.mark.skipif(ops.HOST_PATH != "cpp", reason="the compiled operators' autocast kernels")
+def test_cuda_autocast_runs_the_norm_in_float32_as_torchs():
+    # before, ours gave bfloat16 where F.rms_norm (and so torch.nn.RMSNorm) gives float32
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    mode = contextlib.nullcontext() if GPU else FakeTensorMode(allow_non_fake_inputs=True)
+    with mode:  # without a GPU, fake CUDA tensors: the dispatch is what is checked
+        x = torch.randn(4, 64, device="cuda", dtype=torch.bfloat16)
+        residual, weight = torch.randn_like(x), torch.ones(64, device="cuda")
+        torchs, y, out, residual_out = _autocast_results(x, residual, weight)
+        assert torchs == y.dtype == out.dtype == torch.float32
+        assert residual_out.dtype == torch.bfloat16  # as x + residual outside the norm
+    if GPU:
+        reference = F.rms_norm(x.float(), (64,), weight)
+        torch.testing.assert_close(y, reference)
+        torch.testing.assert_close(residual_out, x + residual)
+
+
+@pytest.mark.skipif(ops.HOST_PATH != "python", reason="the Python path's own autocast branch")
+def test_the_python_paths_autocast_branch_runs_the_norm_in_float32(monkeypatch):
+    # on the CPU, autocast keeps rms_norm in bfloat16: CUDA's policy is made to apply here
+    monkeypatch.setattr(ops, "_autocast_to_float32", lambda x: torch.is_autocast_enabled(DEVICE))
+    x = torch.randn(4, 64, device=DEVICE, dtype=torch.bfloat16)
+    residual, weight = torch.randn_like(x), torch.ones(64, device=DEVICE)
+    _, y, out, residual_out = _autocast_results(x, residual, weight)
+    assert y.dtype == out.dtype == torch.float32 and residual_out.dtype == torch.bfloat16
+    reference = F.rms_norm(x.float(), (64,), weight)
+    torch.testing.assert_close(y, reference)
+    torch.testing.assert_close(residual_out, x + residual)
 
 
 def test_vmap_is_refused_with_a_clear_error():

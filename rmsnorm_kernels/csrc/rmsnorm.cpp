@@ -22,6 +22,7 @@
 
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <c10/core/DeviceGuard.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <dlfcn.h>
 
@@ -799,6 +800,40 @@ std::tuple<Tensor, Tensor, Tensor> fused_add_rms_norm_fwd_autograd(
   return {out[0], out[1], out[2]};
 }
 
+// torch.autocast on CUDA (and ROCm) runs rms_norm in float32: torch's autocast policy lists
+// it so, and F.rms_norm returns float32 there. The same here: half and bfloat16 inputs are
+// cast to float32, and the output is float32. The fused operator keeps residual_out in x's
+// dtype, as torch's x + residual outside the norm would be (its values are the same: the sum
+// is rounded once either way).
+Tensor autocast_float(const Tensor& t) {
+  auto type = t.scalar_type();
+  return type == at::kHalf || type == at::kBFloat16 ? t.to(at::kFloat) : t;
+}
+
+std::optional<Tensor> autocast_float(const std::optional<Tensor>& t) {
+  return t ? std::optional<Tensor>(autocast_float(*t)) : std::nullopt;
+}
+
+std::tuple<Tensor, Tensor> rms_norm_fwd_autocast(const Tensor& x,
+                                                 const std::optional<Tensor>& weight,
+                                                 double eps) {
+  c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::DispatchKey::AutocastCUDA);
+  static auto fwd = op<std::tuple<Tensor, Tensor>(const Tensor&, const std::optional<Tensor>&,
+                                                  double)>("rmsnorm_kernels::rms_norm_fwd");
+  return fwd.call(autocast_float(x), autocast_float(weight), eps);
+}
+
+std::tuple<Tensor, Tensor, Tensor> fused_add_rms_norm_fwd_autocast(
+    const Tensor& x, const Tensor& residual, const std::optional<Tensor>& weight, double eps) {
+  c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::DispatchKey::AutocastCUDA);
+  static auto fwd = op<std::tuple<Tensor, Tensor, Tensor>(
+      const Tensor&, const Tensor&, const std::optional<Tensor>&, double)>(
+      "rmsnorm_kernels::fused_add_rms_norm_fwd");
+  auto [y, residual_out, rstd] =
+      fwd.call(autocast_float(x), autocast_float(residual), autocast_float(weight), eps);
+  return {y, residual_out.to(x.scalar_type()), rstd};
+}
+
 // torch.vmap: no batching rule; say so instead of failing inside the generic fallback.
 void vmap_unsupported(const c10::OperatorHandle& op, torch::jit::Stack*) {
   TORCH_CHECK_NOT_IMPLEMENTED(false, cat("rmsnorm_kernels does not support torch.vmap (",
@@ -835,6 +870,11 @@ TORCH_LIBRARY_IMPL(rmsnorm_kernels, CUDA, m) {
   m.impl("rms_norm_fwd", &rms_norm_fwd);
   m.impl("fused_add_rms_norm_fwd", &fused_add_rms_norm_fwd);
   m.impl("rms_norm_bwd", &rms_norm_bwd);
+}
+
+TORCH_LIBRARY_IMPL(rmsnorm_kernels, AutocastCUDA, m) {  // the backward falls through
+  m.impl("rms_norm_fwd", &rms_norm_fwd_autocast);
+  m.impl("fused_add_rms_norm_fwd", &fused_add_rms_norm_fwd_autocast);
 }
 
 TORCH_LIBRARY_IMPL(rmsnorm_kernels, Autograd, m) {
