@@ -238,13 +238,18 @@ def run_guarded(
         if recorder:
             recorder.before_asv(env, waited=time.time() - asked)
         start = time.monotonic()
+        status = None
         try:
             status = run_asv(command, env, hold=locks.fds())
         finally:
             follow.stop()
             if recorder:
                 recorder.after_asv(results / machine, copy / "machine")
-            outcome = store.settle(results, machine, copy, keep_benchmarks=bool(overridden))
+            # stopped by a signal (or not started): its figures hold fewer samples than asked
+            stopped = status is None or status >= 128
+            outcome = store.settle(
+                results, machine, copy, keep_benchmarks=bool(overridden), interrupted=stopped
+            )
         say(f"finished in {time.monotonic() - start:.0f} s (asv exit status {status})")
         for line in progress.summary(log.read_text().splitlines()).splitlines():
             say(line)

@@ -222,17 +222,19 @@ def compare(args) -> int:
     """asv continuous, the report of HEAD, then the gate's verdict on BASE against HEAD."""
     conf, name = str(args.conf), args.machine
     base, head = args.revs[0], args.revs[1] if len(args.revs) > 1 else "HEAD"
+    # the commits, fixed now: a checkout or a moved branch during the run (minutes, and the
+    # wait for the lock) would otherwise have the gate judge other commits than asv measured
+    base_commit, head_commit = commit_of(base), commit_of(head)
     f = str(args.factor if args.factor is not None else DEFAULT_FACTOR)
     wait = ["--no-wait"] if args.no_wait else []
     affinity = ["--cpu-affinity", args.cpu_affinity] if args.cpu_affinity is not None else []
     asv = ["continuous", "--config", conf, "--machine", name, "--factor", f, "--split",
-           "--show-stderr", *affinity, base, head, *args.asv]  # fmt: skip
+           "--show-stderr", *affinity, base_commit, head_commit, *args.asv]  # fmt: skip
     # one run at a time per environment and machine; both commits' stored results kept, merged
     status = status_of(asvrun, ["--conf", conf, "--machine", name, *wait, "--", *asv])
     if status > 1:
         say(f"failed (exit status {status}; see above): nothing judged")
         return status
-    base_commit, head_commit = commit_of(base), commit_of(head)
     status_of(report, ["--machine", name, "--commit", head_commit, "--no-plot"])  # shown only
     if status == 1:
         say("asv's comparison above flags a slowdown of some figure, of any backend; the gate "

@@ -23,8 +23,9 @@ LINE = re.compile(r"^\[(\S+) (\S+) \d+/\d+\] (\S+) (\S+): (\S+) \(([\d.]+) s\)$"
 
 
 def line(op, phase, index, count, label, backend, status, seconds) -> str:
-    """One case's line, e.g. `[rms_norm backward 3/11] 4096x4096-bf16 torch: ok (2.1 s)`."""
-    return f"[{op} {phase} {index}/{count}] {label} {backend}: {status} ({seconds:.1f} s)"
+    """One case's line, e.g. `[rms_norm backward 3/11] 4096x4096-bf16 torch: ok (2.14 s)`:
+    two decimals, so that the summary's sums over many short cases stay near the record's."""
+    return f"[{op} {phase} {index}/{count}] {label} {backend}: {status} ({seconds:.2f} s)"
 
 
 def record(text: str) -> None:

@@ -94,6 +94,7 @@ class Merged:
     failed: list = field(default_factory=list)  # (benchmark, combo, old): measured, failed now
     other_version: list = field(default_factory=list)  # benchmarks re-measured by a new method
     other_facts: dict = field(default_factory=dict)  # {fact: (stored, new)}: not merged
+    kept_over_partial: int = 0  # stored figures an interrupted run measured again, kept
 
     @property
     def keeps_old_file(self) -> bool:
@@ -129,9 +130,11 @@ def own_figures(old: dict, new: dict) -> Merged:
     return out
 
 
-def merge_runs(old: dict, new: dict) -> Merged:
+def merge_runs(old: dict, new: dict, interrupted: bool = False) -> Merged:
     """`new` (what asv wrote) with every stored figure of `old` that `new` did not measure (or
-    `new` alone where the two runs' machine facts differ)."""
+    `new` alone where the two runs' machine facts differ). `interrupted`: a run stopped by a
+    signal, whose figures hold fewer processes' samples than asked for: it adds figures, and
+    replaces none that is stored (by a measurement or a failure)."""
     if fact_changes(old, new):
         return own_figures(old, new)
     columns = list(new["result_columns"])
@@ -153,7 +156,7 @@ def merge_runs(old: dict, new: dict) -> Merged:
         out.measured += len(measured)
         stored = [c for c, v in o_per.items() if _measured(v["result"])]
         if o_scalars.get("version") != n_scalars.get("version"):
-            if measured:  # figures of another method are not merged into one entry
+            if measured and not (interrupted and stored):  # another method: not merged
                 out.other_version.append((bench, len(stored), o_scalars.get("version")))
                 out.run["results"][bench] = _entry(columns, n_scalars, n_params, n_per)
             else:
@@ -167,7 +170,11 @@ def merge_runs(old: dict, new: dict) -> Merged:
         for combo in itertools.product(*params) if params else [()]:
             n, o = n_per.get(combo), o_per.get(combo)
             stored_figure = o is not None and _measured(o["result"])
-            if n is not None and _measured(n["result"]):
+            ran = n is not None and (_measured(n["result"]) or _failed(n["result"]))
+            if interrupted and stored_figure and ran and n["result"] != o["result"]:
+                per[combo] = o  # a partial figure, or a failure of a stopped run: not over it
+                out.kept_over_partial += 1
+            elif n is not None and _measured(n["result"]):
                 per[combo] = n
                 if stored_figure and o["result"] != n["result"]:
                     out.replaced.append((bench, combo, o["result"], n["result"]))
@@ -264,10 +271,18 @@ def _label(bench: str, combo: tuple) -> str:
     return f"{bench.removeprefix('bench_rmsnorm.')}({', '.join(combo)})"
 
 
-def settle(results: Path, machine: str, copy: Path, keep_benchmarks: bool = False) -> Outcome:
+def settle(
+    results: Path,
+    machine: str,
+    copy: Path,
+    keep_benchmarks: bool = False,
+    interrupted: bool = False,
+) -> Outcome:
     """Merge what asv wrote into results/<machine>/ with the copy `keep` made, then remove
     the copy. Nothing measured: every file is put back as it was. keep_benchmarks: put
-    results/benchmarks.json back too (a run with overridden shapes or backends)."""
+    results/benchmarks.json back too (a run with overridden shapes or backends).
+    interrupted: the run was stopped (a signal): it adds figures, and replaces no stored
+    figure or file with its partial ones (merge_runs)."""
     outcome = Outcome()
     stored = copy / "machine"
     writes, superseded = [], []  # (path, a run to write or a stored file to copy); paths
@@ -293,7 +308,7 @@ def settle(results: Path, machine: str, copy: Path, keep_benchmarks: bool = Fals
             # file per machine and commit, so this run's replaces it, which is kept whole
             others = _same_commit(stored, new["commit_hash"], path.name)
             measured = count_measured(new)
-            if others and not measured:
+            if others and (interrupted or not measured):
                 superseded.append(path)  # it holds nothing: the stored file stays
                 continue
             outcome.measured += measured
@@ -305,8 +320,8 @@ def settle(results: Path, machine: str, copy: Path, keep_benchmarks: bool = Fals
                     f"environment ({path.name}), whose figures replace it"
                 )
             continue
-        merged = merge_runs(read_json(before), new)
-        if merged.other_facts and not (merged.measured or merged.failed):
+        merged = merge_runs(read_json(before), new, interrupted)
+        if merged.other_facts and (interrupted or not (merged.measured or merged.failed)):
             writes.append((path, before))  # a run on other facts that changed nothing here
             continue
         outcome.measured += merged.measured
@@ -323,6 +338,11 @@ def settle(results: Path, machine: str, copy: Path, keep_benchmarks: bool = Fals
             )
         if merged.kept:
             planned.append(f"{name}: {merged.kept} stored figure(s) not measured now, kept")
+        if merged.kept_over_partial:
+            planned.append(
+                f"{name}: the run was stopped: {merged.kept_over_partial} stored figure(s) "
+                "kept over its partial ones"
+            )
         if merged.replaced:
             shown = [
                 f"{_label(b, c)}: {o:.4g} -> {n:.4g}"

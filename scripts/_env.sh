@@ -3,7 +3,8 @@
 # RMSNORM_* vars. Expects: machine, gpu (may be empty), force (optional: 1 re-registers a
 # machine name whose recorded facts differ); the caller is in the repository root.
 source scripts/_cache.sh
-bash scripts/setup >&2
+# a failed set-up (a working tree that does not import, a wheel missing) is no regression
+bash scripts/setup >&2 || { echo "$0: set-up failed (see above): nothing ran" >&2; exit 2; }
 root=$PWD
 export PATH="$root/.venv/bin:$PATH"
 if [[ -n ${gpu:-} ]]; then

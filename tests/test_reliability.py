@@ -211,6 +211,26 @@ def test_a_case_that_fails_now_is_recorded_as_failed_over_its_stored_figure(
     assert archived(store) == [f"{file_of(store, A).name}.1.replaced"]
 
 
+def test_a_stopped_run_adds_figures_and_replaces_none(store, tmp_path, capsys):
+    # before, a compare stopped by SIGTERM replaced 3 processes' figures with 1 process's
+    new = run_file(
+        store,
+        A,
+        {("1x256-bf16", "triton"): 4e-3, ("1x256-bf16", "torch"): None,
+         ("16x1000-f32", "triton"): 5e-3},
+    )  # fmt: skip
+    assert guarded(store, fake_asv(tmp_path, {file_of(store, A): new}, status=143)) == 143
+    values = asvfiles.figures(asvfiles.load_run(file_of(store, A)))
+    assert values == {
+        (BENCH, ("1x256-bf16", "torch")): 2e-3,  # stored, kept over the stopped run's failure
+        (BENCH, ("1x256-bf16", "triton")): 1e-3,  # stored, kept over the partial figure
+        (BENCH, ("16x1000-f32", "triton")): 5e-3,  # new: added
+    }
+    assert "the run was stopped: 2 stored figure(s) kept over its partial ones" in (
+        capsys.readouterr().err
+    )
+
+
 def test_a_run_that_only_failed_says_nothing_of_records_it_did_not_make(store, tmp_path, capsys):
     before = stored(store)
     new = run_file(store, A, {("1x256-bf16", "triton"): None, ("1x256-bf16", "torch"): NAN})
