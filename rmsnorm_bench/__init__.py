@@ -66,12 +66,13 @@ def folder_problem(folder: Path, option: str) -> str | None:
     return None if there.is_dir() else f"{option} {folder}: {there} is not a folder"
 
 
-def require_gpu(ap: argparse.ArgumentParser, instrument=True, smoke_mode=False) -> None:
+def require_gpu(ap: argparse.ArgumentParser, instrument=True, smoke_mode=False, ours=False) -> None:
     """Exit with status 2 and a line that names the problem where the tool of `ap` cannot
     measure here: no CUDA or ROCm GPU, or (a tool that measures through the instrument,
     `instrument`) RMSNORM_BENCH_DEVICE is not one of its values, or selects the CPU smoke mode,
     which runs only a tool that has one (`smoke_mode`: there it needs no GPU), or
-    RMSNORM_BENCH_BACKENDS names a backend that does not exist."""
+    RMSNORM_BENCH_BACKENDS names a backend that does not exist, or (`ours`: a tool that
+    exists for this package's backend) leaves that one out."""
     tool = ap.prog.rpartition(".")[2]
     hint = ""
     if instrument:
@@ -79,9 +80,13 @@ def require_gpu(ap: argparse.ArgumentParser, instrument=True, smoke_mode=False) 
 
         try:
             ins.check_device()
-            ins.selected_backends()  # a misspelt RMSNORM_BENCH_BACKENDS: named, not per case
+            selected = ins.selected_backends()  # a misspelt name: refused here, not per case
         except ValueError as e:
             ap.exit(2, f"{tool}: {e}\n")
+        if ours and ins.OURS not in selected:
+            value = os.environ[ins.BACKENDS_VAR]
+            ap.exit(2, f"{tool}: {ins.BACKENDS_VAR}={value!r} leaves out {ins.OURS}, which "
+                    f"this tool measures\n")  # fmt: skip
         if ins.DEVICE == "cpu" and smoke_mode:
             return
         if ins.DEVICE == "cpu":

@@ -267,6 +267,12 @@ def _same_commit(stored: Path, commit: str, name: str) -> list[Path]:
     ]
 
 
+def _some(items: list, first: int = 5) -> str:
+    """The first few of `items`, "; "-joined, and how many more there are."""
+    more = len(items) - first
+    return "; ".join(items[:first]) + (f"; and {more} more" if more > 0 else "")
+
+
 def _label(bench: str, combo: tuple) -> str:
     return f"{bench.removeprefix('bench_rmsnorm.')}({', '.join(combo)})"
 
@@ -348,20 +354,16 @@ def settle(
                 f"{_label(b, c)}: {o:.4g} -> {n:.4g}"
                 if isinstance(o, (int, float)) and isinstance(n, (int, float))
                 else _label(b, c)
-                for b, c, o, n in merged.replaced[:5]
+                for b, c, o, n in merged.replaced
             ]
-            more = len(merged.replaced) - len(shown)
             planned.append(
-                f"{name}: {len(merged.replaced)} stored figure(s) re-measured and replaced: "
-                + "; ".join(shown)
-                + (f"; and {more} more" if more > 0 else "")
+                f"{name}: {len(shown)} stored figure(s) re-measured and replaced: " + _some(shown)
             )
         if merged.failed:
-            shown = [f"{_label(b, c)} (was {o:.4g})" for b, c, o in merged.failed[:5]]
-            more = len(merged.failed) - len(shown)
+            shown = [f"{_label(b, c)} (was {o:.4g})" for b, c, o in merged.failed]
             planned.append(
-                f"{name}: {len(merged.failed)} stored figure(s) failed in this run, recorded "
-                "as failed: " + "; ".join(shown) + (f"; and {more} more" if more > 0 else "")
+                f"{name}: {len(shown)} stored figure(s) failed in this run, recorded as "
+                "failed: " + _some(shown)
             )
         for bench, count, version in merged.other_version:
             planned.append(
