@@ -4,7 +4,8 @@ them. No GPU is needed: Triton's CUDA backend compiles wherever it is installed.
 usage: python -m rmsnorm_bench.codegen [--show]
 
 For the variants the launch heuristics choose (bf16 rows; N = 4096, 3000, 1000, the backward of
-few rows of 2048 and 4096, and rows past one block, the split forward of few of them too):
+few rows of 2048 and 4096, the one-launch backward of few rows, and rows past one block, the
+split forward of few of them too):
 - every access to a row is vectorised: no 2-byte ld/st.global in the PTX. Unaligned N
   (3000, ALIGN 8) and the split backward's row-dot pass each lost this once, at half the
   bandwidth or less on an H200, because an integer's alignment was hidden from the compiler;
@@ -25,6 +26,12 @@ ROWS = {  # the pointer arguments of each kernel that hold rows, and the other p
     "_rms_norm_bwd_kernel": (
         ("DY", "X", "DRES", "DX", "DX_COPY"),
         {"W": "bf16", "RSTD": "fp32", "DW_PARTIAL": "fp32", "DW": "bf16", "DOT": "fp32"},
+    ),
+    # an f32 weight: a column program stores its few dweight values one a thread, 2-byte
+    # stores for a bf16 weight, which are no row's
+    "_rms_norm_bwd_small_kernel": (
+        ("DY", "X", "DRES", "DX", "DX_COPY"),
+        {"W": "fp32", "RSTD": "fp32", "DW": "fp32"},
     ),
     "_row_dot_kernel": (("DY", "X"), {"W": "bf16", "DOT": "fp32"}),
     "_row_sum_sq_kernel": (("X", "R", "S"), {"SQ": "fp32"}),
@@ -114,6 +121,10 @@ def variants():
         few = _plan.backward_plan(n, bf16, bf16, True, cpu).few
         options = few.launch.options(16, flags)
         yield f"backward, N={n}, few rows", bwd_kernel, options, one_block, multi_row_tile(few)
+    for n in (4096, 1000):  # the one-launch backward of few rows (row and column programs)
+        small = _plan.backward_plan(_plan.bucket_of(n), bf16, torch.float32, True, cpu).small
+        options = small.launch.options(16 if n == 4096 else 8, _plan.HAS_DRES | _plan.HAS_DX_COPY)
+        yield f"small backward, N={n}", "_rms_norm_bwd_small_kernel", options, (), None
     for bucket in (0, -1):  # rows past one block, and from STREAM_MIN_N on
         fwd = _plan.forward_plan(bucket, bf16, bf16, True, cpu).main
         name = f"fused forward, chunked rows{', streamed' if bucket < 0 else ''}"

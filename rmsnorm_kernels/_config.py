@@ -43,6 +43,11 @@ SPLIT_BLOCK_N = 8192
 # where they fit one block: the one-block backward of 16,384 columns spills registers, 4-12x
 # slower there at every row count on an H200
 SPLIT_BACKWARD_ABOVE_N = 8192
+# where rows are few (up to SPLIT_FEW_MAX_M), the split backward's second pass takes column
+# blocks of SPLIT_FEW_BLOCK_N, one row at a time, so that a few rows still spread over many
+# programs (4 rows of 16,384 columns: 32 programs, not 8)
+SPLIT_FEW_MAX_M = 64
+SPLIT_FEW_BLOCK_N = 2048
 DOT_BLOCK_N = 4096
 DOT_SEGMENTS = 16
 DOT_PROGRAMS_PER_SM = 4
@@ -69,8 +74,18 @@ FORWARD_FEW_ROWS_PROGRAMS_PER_SM = 2  # 0: never persistent
 FORWARD_FEW_ROWS_BLOCKS_PER_PROGRAM = 4
 FUSED_F32_FORWARD_FEW_ROWS_BLOCKS_PER_PROGRAM = 2
 FORWARD_PREFETCH = True
-# problems up to this many elements take a one-program backward that writes dweight itself:
-# one launch instead of two, where the time is launch overhead anyway
+# the backward of few rows that fit one block is one launch with no dweight partials: row
+# programs of SMALL_TILE_ELEMENTS (dx), beside column programs of SMALL_DW_BLOCK_N columns
+# that sum dweight over all rows (they read x and dy once more); for up to SMALL_DW_STEPS
+# tiles of rows per column program and SMALL_MAX_ELEMENTS in all (one program walking every
+# row instead, or a second launch for dweight, was 2.5-3.5x behind torch.compile at tens of
+# rows: perf-notes, 2026-12-06)
+SMALL_TILE_ELEMENTS = 2048
+SMALL_DW_BLOCK_N = 64
+SMALL_DW_STEPS = 4
+SMALL_MAX_ELEMENTS = 524288
+# past the small backward, problems up to this many elements take a one-program backward that
+# writes dweight itself: one launch instead of two, where the time is launch overhead anyway
 SINGLE_PROGRAM_ELEMENTS = 65536
 # the interpreter runs programs one after another: a few are enough to exercise the grids
 INTERPRETER_PROGRAMS = 4

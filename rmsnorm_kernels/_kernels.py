@@ -18,6 +18,8 @@ registers, several rows per program for small N. Longer rows: the forward walks 
 (``_config.SPLIT_BACKWARD_ABOVE_N``) is split in two passes, ``_row_dot_kernel`` summing
 g * x over segments of each row, then ``_rms_norm_bwd_kernel`` with ``SPLIT_ROW`` on column
 blocks of the rows, so that one program's dweight partial covers many rows of its columns.
+The backward of few rows that fit one block is one launch, ``_rms_norm_bwd_small_kernel``:
+row programs compute dx while column programs sum dweight over all rows, with no partials.
 """
 
 import triton
@@ -320,6 +322,33 @@ def _load_dot_chunk(DY, stride_dy, X, stride_x, W, row, c, end, N, HAS_WEIGHT: t
     return x, g
 
 
+@triton.jit
+def _dx_block(x, dy, dres, rstd, dot, w, DX, stride_dx, DX_COPY, row_start, cols, col_mask, M, N,
+              HAS_WEIGHT: tl.constexpr, HAS_DX_COPY: tl.constexpr, SPLIT_ROW: tl.constexpr,
+              BLOCK_M: tl.constexpr):  # fmt: skip
+    """dx of one block of rows (from _load_row_block), stored (twice with HAS_DX_COPY: a
+    write, where a copy made by autograd would read and write); returns dy * xhat in fp32,
+    the block's share of dweight."""
+    rows = row_start + tl.arange(0, BLOCK_M)
+    mask = (rows < M)[:, None] & col_mask
+    rows = rows.to(tl.int64)[:, None]
+    xhat = x.to(tl.float32) * rstd
+    dy = dy.to(tl.float32)
+    g = dy
+    if HAS_WEIGHT:
+        g = dy * w
+    if SPLIT_ROW:  # the row's sum of g * x, over all of its segments
+        mean_gx = dot * rstd / N
+    else:
+        mean_gx = tl.sum(g * xhat, axis=1)[:, None] / N
+    dx = (g - xhat * mean_gx) * rstd + dres.to(tl.float32)
+    dx = dx.to(DX.dtype.element_ty)
+    tl.store(DX + rows * stride_dx + cols, dx, mask=mask)
+    if HAS_DX_COPY:
+        tl.store(DX_COPY + rows * stride_dx + cols, dx, mask=mask)
+    return dy * xhat
+
+
 @triton.jit(do_not_specialize=["stride_dy", "stride_x", "N", "segment_n", "segments"])
 def _row_dot_kernel(
     DY,  # gradient of the output [M, N]
@@ -408,6 +437,7 @@ def _rms_norm_bwd_kernel(
     # a split row's columns are shared out over the grid's second dimension (else it is 1)
     cols = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)[None, :]
     col_mask = cols < N
+    w = 1.0  # unused without a weight
     if HAS_WEIGHT:
         w = tl.load(W + cols, mask=col_mask, other=0.0).to(tl.float32)
     dw_acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
@@ -438,31 +468,107 @@ def _rms_norm_bwd_kernel(
                 DY, stride_dy, X, stride_x, RSTD, DRES, stride_dres, DOT, dot_segments,
                 row_start, cols, M, N, HAS_DRES, SPLIT_ROW, BLOCK_M, DOT_BLOCK,
             )  # fmt: skip
-        rows = row_start + tl.arange(0, BLOCK_M)
-        mask = (rows < M)[:, None] & col_mask
-        rows = rows.to(tl.int64)[:, None]
-        xhat = x.to(tl.float32) * rstd
-        dy = dy.to(tl.float32)
-        g = dy
-        if HAS_WEIGHT:
-            g = dy * w
-        if SPLIT_ROW:  # the row's sum of g * x, over all of its segments
-            mean_gx = dot * rstd / N
-        else:
-            mean_gx = tl.sum(g * xhat, axis=1)[:, None] / N
-        dx = (g - xhat * mean_gx) * rstd + dres.to(tl.float32)
-        dx = dx.to(DX.dtype.element_ty)
-        tl.store(DX + rows * stride_dx + cols, dx, mask=mask)
-        if HAS_DX_COPY:  # a write, where a copy made by autograd would read and write
-            tl.store(DX_COPY + rows * stride_dx + cols, dx, mask=mask)
+        dw_share = _dx_block(
+            x, dy, dres, rstd, dot, w, DX, stride_dx, DX_COPY, row_start, cols, col_mask, M, N,
+            HAS_WEIGHT, HAS_DX_COPY, SPLIT_ROW, BLOCK_M,
+        )  # fmt: skip
         if COMPUTE_DW:
-            dw_acc += dy * xhat
+            dw_acc += dw_share
     if COMPUTE_DW:
         partial = tl.sum(dw_acc, axis=0)[None, :]
         if REDUCE_DW:
             tl.store(DW_PARTIAL + pid.to(tl.int64) * N + cols, partial, mask=col_mask)
         else:  # one row group: the whole sum, no reduction launch follows
             tl.store(DW + cols, partial.to(DW.dtype.element_ty), mask=col_mask)
+
+
+@triton.jit(
+    do_not_specialize=[
+        "stride_dy",
+        "stride_x",
+        "stride_dres",
+        "stride_dx",
+        "M",
+        "N",
+        "row_programs",
+    ]
+)
+def _rms_norm_bwd_small_kernel(
+    DY,  # gradient of the output [M, N]
+    stride_dy,
+    X,  # the rows that were normalised (x, or residual_out when fused) [M, N]
+    stride_x,
+    W,  # weight [N] (None unless HAS_WEIGHT)
+    RSTD,  # fp32 [M], saved by the forward
+    DRES,  # gradient of residual_out [M, N] (None unless HAS_DRES)
+    stride_dres,
+    DX,  # gradient of the input [M, N]
+    stride_dx,
+    DX_COPY,  # dx again (None unless HAS_DX_COPY)
+    DW,  # dweight [N], in the weight's dtype (None unless COMPUTE_DW)
+    M,
+    N,
+    row_programs,  # programs below this take rows; the others (COMPUTE_DW) take columns
+    HAS_WEIGHT: tl.constexpr,
+    HAS_DRES: tl.constexpr,
+    COMPUTE_DW: tl.constexpr,
+    HAS_DX_COPY: tl.constexpr,
+    BLOCK_M: tl.constexpr,  # rows of a row program
+    BLOCK_N: tl.constexpr,  # at least N: a row fits one block
+    DW_BLOCK_M: tl.constexpr,  # rows a column program adds up at a time
+    DW_BLOCK_N: tl.constexpr,  # columns of a column program
+    ALIGN: tl.constexpr,  # N and every row stride are multiples of this (see _aligned)
+):
+    """The backward of few rows whose rows fit one block, in one launch and with no dweight
+    partials. Program p < row_programs computes dx of rows p * BLOCK_M...; with COMPUTE_DW,
+    program row_programs + j sums dy * xhat over all M rows of columns j * DW_BLOCK_N...
+    and writes them to dweight (a fixed order: deterministic). dweight needs rstd, x and dy
+    only, not dx, so both kinds run side by side; the column programs read x and dy once
+    more, which is cheaper than a second launch while the problem is small (the plan's
+    small_max_m)."""
+    N = _aligned(N, ALIGN)
+    stride_dy, stride_x = _aligned(stride_dy, ALIGN), _aligned(stride_x, ALIGN)
+    stride_dres, stride_dx = _aligned(stride_dres, ALIGN), _aligned(stride_dx, ALIGN)
+    pid = tl.program_id(0)
+    if pid < row_programs:
+        cols = tl.arange(0, BLOCK_N)[None, :]
+        col_mask = cols < N
+        w = 1.0  # unused without a weight
+        if HAS_WEIGHT:
+            w = tl.load(W + cols, mask=col_mask, other=0.0).to(tl.float32)
+        row_start = pid * BLOCK_M
+        x, dy, dres, rstd, dot = _load_row_block(
+            DY, stride_dy, X, stride_x, RSTD, DRES, stride_dres, None, 0, row_start, cols, M, N,
+            HAS_DRES, False, BLOCK_M, 1,
+        )  # fmt: skip
+        _dx_block(
+            x, dy, dres, rstd, dot, w, DX, stride_dx, DX_COPY, row_start, cols, col_mask, M, N,
+            HAS_WEIGHT, HAS_DX_COPY, False, BLOCK_M,
+        )  # fmt: skip
+    elif COMPUTE_DW:
+        _dw_columns(
+            DY, stride_dy, X, stride_x, RSTD, DW, pid - row_programs, M, N, DW_BLOCK_M, DW_BLOCK_N
+        )  # fmt: skip
+
+
+@triton.jit
+def _dw_columns(DY, stride_dy, X, stride_x, RSTD, DW, block, M, N, DW_BLOCK_M: tl.constexpr,
+                DW_BLOCK_N: tl.constexpr):  # fmt: skip
+    """dweight of columns block * DW_BLOCK_N...: the sum of dy * x * rstd over all M rows,
+    DW_BLOCK_M rows at a time, written in dweight's dtype."""
+    cols = block * DW_BLOCK_N + tl.arange(0, DW_BLOCK_N)
+    col_mask = cols < N
+    acc = tl.zeros([DW_BLOCK_M, DW_BLOCK_N], dtype=tl.float32)
+    for start in range(0, M, DW_BLOCK_M):
+        rows = start + tl.arange(0, DW_BLOCK_M)
+        row_mask = rows < M
+        rstd = tl.load(RSTD + rows, mask=row_mask, other=0.0)[:, None]
+        rows = rows.to(tl.int64)[:, None]
+        mask = row_mask[:, None] & col_mask[None, :]
+        x = tl.load(X + rows * stride_x + cols[None, :], mask=mask, other=0.0)
+        dy = tl.load(DY + rows * stride_dy + cols[None, :], mask=mask, other=0.0)
+        acc += dy.to(tl.float32) * (x.to(tl.float32) * rstd)
+    tl.store(DW + cols, tl.sum(acc, axis=0).to(DW.dtype.element_ty), mask=col_mask)
 
 
 @triton.jit(do_not_specialize=["P", "N"])

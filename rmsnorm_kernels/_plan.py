@@ -20,6 +20,7 @@ from . import _config
 from ._config import RowConfig, cdiv
 from ._kernels import (
     _rms_norm_bwd_kernel,
+    _rms_norm_bwd_small_kernel,
     _rms_norm_fwd_kernel,
     _rms_norm_fwd_split_kernel,
     _row_dot_kernel,
@@ -42,11 +43,11 @@ class KernelLaunch:
     kernel: object
     constexprs: tuple  # (name, value) pairs
     num_warps: int
-    flags: tuple = ()  # names of the constexpr flags set per call
+    flags: tuple = ()  # names of the constexpr flags set per call (None: a bit not used)
 
     def options(self, align: int, flags: int = 0) -> dict:
         options = dict(self.constexprs)
-        options.update({name: bool(flags >> i & 1) for i, name in enumerate(self.flags)})
+        options.update({name: bool(flags >> i & 1) for i, name in enumerate(self.flags) if name})
         # FP fusion (a * b + c as one FMA) stated, not left to a default that Triton 3.10 changes
         return dict(options, ALIGN=align, num_warps=self.num_warps, enable_fp_fusion=True)
 
@@ -222,6 +223,22 @@ class TileLaunch:
 
 
 @dataclass(frozen=True)
+class SmallBackward:
+    """The one-launch backward of few rows that fit one block: row programs of ``block_m``
+    rows (dx), then column programs of ``dw_block_n`` columns (dweight over all rows)."""
+
+    launch: KernelLaunch
+    block_m: int
+    dw_block_n: int  # 0: no dweight, no column programs
+    max_m: int  # for up to this many rows
+
+    def grid(self, m: int, n: int) -> tuple[int, int]:
+        """(programs, row programs) for m rows of n elements."""
+        rows = cdiv(m, self.block_m)
+        return rows + (cdiv(n, self.dw_block_n) if self.dw_block_n else 0), rows
+
+
+@dataclass(frozen=True)
 class BackwardPlan:
     main: TileLaunch
     max_programs: int  # the persistent grid's size (split rows: over all column blocks)
@@ -232,6 +249,10 @@ class BackwardPlan:
     row_dot: KernelLaunch | None = None
     few: TileLaunch | None = None  # for up to few_max_m rows
     few_max_m: int = -1
+    small: SmallBackward | None = None  # for up to small.max_m rows, before the others
+
+    def small_for(self, m: int) -> SmallBackward | None:
+        return self.small if self.small and m <= self.small.max_m else None
 
     def for_rows(self, m: int) -> TileLaunch:
         return self.few if m <= self.few_max_m else self.main
@@ -252,12 +273,14 @@ class BackwardPlan:
         return row_segments(m, n, _config.DOT_BLOCK_N, self.dot_programs, _config.DOT_SEGMENTS)
 
     def native(self) -> tuple:
-        few = self.few or self.main
+        few, small = self.few or self.main, self.small
         return (
             self.main.launch.id, self.main.block_m, self.main.block_n,
             few.launch.id if self.few else -1, few.block_m, few.block_n, self.few_max_m,
             int(self.split_row), self.max_programs, self.dot_programs,
             self.row_dot.id if self.row_dot else -1, self.reduce.id, self.reduce_block_n,
+            small.launch.id if small else -1, small.block_m if small else 0,
+            small.dw_block_n if small else 0, small.max_m if small else -1,
         )  # fmt: skip
 
 
@@ -306,7 +329,13 @@ def backward_plan(
             dot_warps,
         )  # fmt: skip
         dot_programs = _programs(device, _config.DOT_PROGRAMS_PER_SM)
-        return plan(split_row=True, dot_programs=dot_programs, row_dot=row_dot)
+        plan = functools.partial(plan, split_row=True, dot_programs=dot_programs, row_dot=row_dot)
+        if _config.SPLIT_FEW_MAX_M <= 0:
+            return plan()
+        few = RowConfig.from_heuristic(_config.SPLIT_FEW_BLOCK_N, _config.SPLIT_FEW_BLOCK_N)
+        return plan(few=_backward_launch(few, has_weight, compute_dw, True),
+                    few_max_m=_config.SPLIT_FEW_MAX_M)  # fmt: skip
+    plan = functools.partial(plan, small=_small_backward(bucket, has_weight, compute_dw))
     if short or x_dtype.itemsize != 2:
         return plan()
     few = RowConfig.from_heuristic(bucket, _config.FEW_ROWS_TILE_BYTES // x_dtype.itemsize)
@@ -316,6 +345,28 @@ def backward_plan(
         few=_backward_launch(few, has_weight, compute_dw, False),
         few_max_m=_config.FEW_ROWS_BLOCKS_PER_PROGRAM * max_programs * config.block_m,
     )
+
+
+def _small_backward(bucket: int, has_weight: bool, compute_dw: bool) -> SmallBackward | None:
+    """The one-launch backward of few rows of up to ``bucket`` columns (None where the
+    constants give it no rows)."""
+    config = RowConfig.from_heuristic(bucket, _config.SMALL_TILE_ELEMENTS)
+    tile = config.block_m * config.block_n
+    dw_block_n = min(_config.SMALL_DW_BLOCK_N, bucket)
+    dw_block_m = max(1, tile // dw_block_n)
+    max_m = min(_config.SMALL_DW_STEPS * dw_block_m, _config.SMALL_MAX_ELEMENTS // bucket)
+    if max_m <= 0:
+        return None
+    constexprs = (
+        ("HAS_WEIGHT", has_weight),
+        ("COMPUTE_DW", compute_dw),
+        *_tile(config),
+        ("DW_BLOCK_M", dw_block_m),
+        ("DW_BLOCK_N", dw_block_n),
+    )
+    launch = _launch(_rms_norm_bwd_small_kernel, constexprs, config.num_warps,
+                     ("HAS_DRES", None, "HAS_DX_COPY"))  # fmt: skip
+    return SmallBackward(launch, config.block_m, dw_block_n if compute_dw else 0, max_m)
 
 
 def _programs(device: torch.device, per_sm: int) -> int:

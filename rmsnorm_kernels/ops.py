@@ -230,13 +230,22 @@ def _backward(dy, x, weight, rstd, d_residual_out=None, compute_dw=True, dx_copy
         dw = torch.zeros_like(weight) if m == 0 else torch.empty_like(weight)
     if m == 0:
         return dx, dw, dx2
-    grid = plan.grid(tile, m, n)
-    reduce_dw = compute_dw and grid[0] > 1  # several row groups: partials, then their sum
-    partial = torch.empty((grid[0], n), dtype=torch.float32, device=x.device) if reduce_dw else None
     has_dres = d_residual_out is not None
     sdy, sx = dy.stride(0), x.stride(0)
     sdres = d_residual_out.stride(0) if has_dres else 0
     align = row_alignment(n, sdy, sx, sdres)  # dx is fresh and contiguous
+    small = plan.small_for(m)
+    if small is not None:  # one launch: row programs (dx), column programs (dweight)
+        programs, row_programs = small.grid(m, n)
+        flags = (_plan.HAS_DRES if has_dres else 0) | (_plan.HAS_DX_COPY if dx_copy else 0)
+        args = (dy, sdy, x, sx, weight, rstd, d_residual_out, sdres, dx, n, dx2, dw, m, n,
+                row_programs)  # fmt: skip
+        with _on_device(x):
+            small.launch((programs,), args, align, flags)
+        return dx, dw, dx2
+    grid = plan.grid(tile, m, n)
+    reduce_dw = compute_dw and grid[0] > 1  # several row groups: partials, then their sum
+    partial = torch.empty((grid[0], n), dtype=torch.float32, device=x.device) if reduce_dw else None
     flags = (
         (_plan.HAS_DRES if has_dres else 0)
         | (_plan.REDUCE_DW if reduce_dw else 0)

@@ -293,25 +293,60 @@ def check_backward_direct(case, op):
 
 
 @pytest.mark.parametrize("op", OPS)
-def test_backward_on_both_sides_of_the_few_rows_threshold(op):
-    plan = _plan.backward_plan(2048, BF16, BF16, True, device_key())
-    assert plan.few is not None
-    for m, expected in ((plan.few_max_m, plan.few), (plan.few_max_m + 1, plan.main)):
-        taken = launches_in(lambda m=m: check_backward_direct(Case((m,), 2048, BF16, BF16), op))
-        assert {t for t in taken if t.kernel is _kernels._rms_norm_bwd_kernel} == {expected.launch}
+def test_backward_on_both_sides_of_the_few_rows_threshold(monkeypatch, op):
+    # the interpreter's few-rows threshold is under the small backward's: that one off here
+    monkeypatch.setattr(_config, "SMALL_MAX_ELEMENTS", 0)
+    ops.clear_caches()
+    try:
+        plan = _plan.backward_plan(2048, BF16, BF16, True, device_key())
+        assert plan.few is not None and plan.small is None
+        for m, expected in ((plan.few_max_m, plan.few), (plan.few_max_m + 1, plan.main)):
+            case = Case((m,), 2048, BF16, BF16)
+            taken = launches_in(lambda case=case: check_backward_direct(case, op))
+            kernels = {t for t in taken if t.kernel is _kernels._rms_norm_bwd_kernel}
+            assert kernels == {expected.launch}
+    finally:
+        ops.clear_caches()
 
 
-def test_split_row_backward_with_several_row_groups(monkeypatch):
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize(
+    "n, dtype, w_dtype", [(128, BF16, BF16), (1000, F32, F32), (96, BF16, F32)]
+)
+def test_backward_on_both_sides_of_the_small_threshold(op, n, dtype, w_dtype):
+    """Up to small.max_m rows the backward is one launch of row and column programs (the
+    column programs' dweight over several of their row steps at the threshold); past it,
+    the persistent backward. Both are right."""
+    plan = _plan.backward_plan(_plan.bucket_of(n), dtype, w_dtype, True, device_key())
+    small = plan.small
+    assert small is not None and small.max_m > 1
+    for m, is_small in ((1, True), (small.max_m, True), (small.max_m + 1, False)):
+        case = Case((m,), n, dtype, w_dtype)
+        taken = launches_in(lambda case=case: check_backward_direct(case, op))
+        backward = [t for t in taken if t.kernel is not _kernels._rms_norm_fwd_kernel]
+        if is_small:
+            assert set(backward) == {small.launch}, m  # one launch a call, dweight included
+        else:
+            assert small.launch not in backward, m
+
+
+@pytest.mark.parametrize("few_max_m", [0, 64], ids=["column blocks", "few rows' blocks"])
+def test_split_row_backward_with_several_row_groups(monkeypatch, few_max_m):
     """Rows past one block are split over column blocks and groups of rows; with several
     groups the dweight partials of every group are summed (on a GPU the matrix's long-row
-    cases take several groups anyway; the interpreter's small grid needs more programs)."""
-    if DEVICE == "cpu":
-        monkeypatch.setattr(_config, "INTERPRETER_PROGRAMS", 16)  # 3 groups of 4 row blocks
+    cases take several groups anyway; the interpreter's small grid needs more programs).
+    Up to SPLIT_FEW_MAX_M rows, the column blocks are the narrower SPLIT_FEW_BLOCK_N."""
+    monkeypatch.setattr(_config, "SPLIT_FEW_MAX_M", few_max_m)
+    if DEVICE == "cpu":  # 3 groups of 4 row blocks; 4 groups of 10 narrow column blocks
+        monkeypatch.setattr(_config, "INTERPRETER_PROGRAMS", 48 if few_max_m else 16)
     ops.clear_caches()
     case = Case((21,), 20000, BF16, F32)
     x, residual, weight, dy, d_res = make_inputs(case)
     plan = _plan.backward_plan(0, x.dtype, weight.dtype, True, x.device)
-    groups, blocks = plan.grid(plan.for_rows(21), 21, case.n)
+    tile = plan.for_rows(21)
+    assert tile is (plan.few if few_max_m else plan.main)
+    assert tile.block_n == (_config.SPLIT_FEW_BLOCK_N if few_max_m else _config.SPLIT_BLOCK_N)
+    groups, blocks = plan.grid(tile, 21, case.n)
     assert plan.split_row and groups > 1 and blocks > 1
     _, residual_out, rstd = ops.rms_norm_forward(x, weight, EPS, residual=residual)
     dx, dw, dr = ops.rms_norm_backward(dy, residual_out, weight, rstd, d_res, dx_copy=True)

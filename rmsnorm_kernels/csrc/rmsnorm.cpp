@@ -582,7 +582,25 @@ std::tuple<Tensor, Tensor, Tensor> backward(const Tensor& dy_in, const Tensor& x
   if (m == 0) return {dx, dw, dx2};
   const auto& plan = find_plan(false, x, w, compute_dw);
   // (main id, block_m, block_n, few id, few block_m, few block_n, few_max_m, split_row,
-  //  max_programs, dot_programs, row_dot id, reduce id, reduce block_n)
+  //  max_programs, dot_programs, row_dot id, reduce id, reduce block_n,
+  //  small id, small block_m, small dw_block_n, small max_m)
+  std::optional<Tensor> dres;
+  if (dres_in) dres = rows_of(*dres_in);
+  int64_t sdy = dy.stride(0), sx = x.stride(0), sdres = dres ? dres->stride(0) : 0;
+  int align = row_alignment(n, {sdy, sx, sdres});  // dx is fresh and contiguous
+  if (plan[13] >= 0 && m <= plan[16]) {
+    // one launch: row programs (dx), then column programs (dweight over all rows)
+    int64_t row_programs = cdiv(m, plan[14]);
+    int64_t programs = row_programs + (plan[15] ? cdiv(n, plan[15]) : 0);
+    Args args = {tensor_arg(dy), int_arg(sdy), tensor_arg(x), int_arg(sx), optional_arg(w),
+                 tensor_arg(r), optional_arg(dres ? &*dres : nullptr), int_arg(sdres),
+                 tensor_arg(dx), int_arg(n), optional_arg(dx_copy ? &dx2 : nullptr),
+                 optional_arg(compute_dw ? &dw : nullptr), int_arg(m), int_arg(n),
+                 int_arg(row_programs)};
+    int flags = (dres ? kHasDres : 0) | (dx_copy ? kHasDxCopy : 0);
+    launch(static_cast<int>(plan[13]), {programs, 1}, args.data(), 15, align, flags, x);
+    return {dx, dw, dx2};
+  }
   bool few = plan[3] >= 0 && m <= plan[6];
   int64_t id = few ? plan[3] : plan[0], block_m = few ? plan[4] : plan[1];
   int64_t block_n = few ? plan[5] : plan[2];
@@ -600,10 +618,6 @@ std::tuple<Tensor, Tensor, Tensor> backward(const Tensor& dy_in, const Tensor& x
   }
   bool reduce_dw = compute_dw && grid[0] > 1;
   Tensor partial = reduce_dw ? at::empty({grid[0], n}, x.options().dtype(at::kFloat)) : Tensor();
-  std::optional<Tensor> dres;
-  if (dres_in) dres = rows_of(*dres_in);
-  int64_t sdy = dy.stride(0), sx = x.stride(0), sdres = dres ? dres->stride(0) : 0;
-  int align = row_alignment(n, {sdy, sx, sdres});  // dx is fresh and contiguous
   int flags = (dres ? kHasDres : 0) | (reduce_dw ? kReduceDw : 0) | (dx_copy ? kHasDxCopy : 0);
   Tensor dot;
   int64_t segments = 0;
