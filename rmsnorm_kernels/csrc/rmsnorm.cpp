@@ -583,12 +583,12 @@ std::tuple<Tensor, Tensor, Tensor> backward(const Tensor& dy_in, const Tensor& x
   const auto& plan = find_plan(false, x, w, compute_dw);
   // (main id, block_m, block_n, few id, few block_m, few block_n, few_max_m, split_row,
   //  max_programs, dot_programs, row_dot id, reduce id, reduce block_n,
-  //  small id, small block_m, small dw_block_n, small max_m)
+  //  small id, small block_m, small dw_block_n, small max_m, small min_m)
   std::optional<Tensor> dres;
   if (dres_in) dres = rows_of(*dres_in);
   int64_t sdy = dy.stride(0), sx = x.stride(0), sdres = dres ? dres->stride(0) : 0;
   int align = row_alignment(n, {sdy, sx, sdres});  // dx is fresh and contiguous
-  if (plan[13] >= 0 && m <= plan[16]) {
+  if (plan[13] >= 0 && m > plan[17] && m <= plan[16]) {
     // one launch: row programs (dx), then column programs (dweight over all rows)
     int64_t row_programs = cdiv(m, plan[14]);
     int64_t programs = row_programs + (plan[15] ? cdiv(n, plan[15]) : 0);
