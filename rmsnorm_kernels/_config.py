@@ -75,18 +75,20 @@ FORWARD_FEW_ROWS_BLOCKS_PER_PROGRAM = 4
 FUSED_F32_FORWARD_FEW_ROWS_BLOCKS_PER_PROGRAM = 2
 FORWARD_PREFETCH = True
 # the backward of few rows that fit one block is one launch with no dweight partials: row
-# programs of SMALL_TILE_ELEMENTS (dx), beside column programs of SMALL_DW_BLOCK_N columns
-# that sum dweight over all rows (they read x and dy once more); for up to SMALL_DW_STEPS
-# tiles of rows per column program and SMALL_MAX_ELEMENTS in all (one program walking every
-# row instead, or a second launch for dweight, was 2.5-3.5x behind torch.compile at tens of
-# rows: perf-notes, 2026-12-06)
+# programs of SMALL_TILE_ELEMENTS (dx), beside column programs that sum dweight over all rows
+# (they read x and dy once more); for up to SMALL_DW_STEPS tiles of rows per column program
+# and SMALL_MAX_ELEMENTS in all. One program walking every row instead was 2.5-3.5x behind
+# torch.compile at tens of rows, and 2-4x slower than the persistent backward past them
+# (perf-notes, 2026-12-06). Tiles of 1,024 or 4,096 elements won or lost by 0.1-0.8 us.
 SMALL_TILE_ELEMENTS = 2048
-SMALL_DW_BLOCK_N = 64
 SMALL_DW_STEPS = 4
 SMALL_MAX_ELEMENTS = 524288
-# past the small backward, problems up to this many elements take a one-program backward that
-# writes dweight itself: one launch instead of two, where the time is launch overhead anyway
-SINGLE_PROGRAM_ELEMENTS = 65536
+# a column program takes 1/SMALL_DW_ROW_SHARE of the row's block, 16 to 64 columns: 16 for
+# rows of up to 1,024 (512x128 bf16 8.7 -> 4.2 us, 256x1024 5.3 -> 3.1 against 64), 64 from
+# 4,096 on (64x8192 4.9 against 6.2 with 16)
+SMALL_DW_ROW_SHARE = 64
+SMALL_DW_MIN_BLOCK_N = 16
+SMALL_DW_BLOCK_N = 64
 # the interpreter runs programs one after another: a few are enough to exercise the grids
 INTERPRETER_PROGRAMS = 4
 

@@ -163,7 +163,6 @@ def _configure(module, interpreting: bool) -> None:
     constants = dict(
         max_single_block_n=_config.MAX_SINGLE_BLOCK_N,
         stream_min_n=_config.STREAM_MIN_N,
-        single_program_elements=_config.SINGLE_PROGRAM_ELEMENTS,
         dot_block_n=_config.DOT_BLOCK_N,
         dot_segments=_config.DOT_SEGMENTS,
         interpreting=interpreting,

@@ -522,7 +522,8 @@ def _rms_norm_bwd_small_kernel(
     """The backward of few rows whose rows fit one block, in one launch and with no dweight
     partials. Program p < row_programs computes dx of rows p * BLOCK_M...; with COMPUTE_DW,
     program row_programs + j sums dy * xhat over all M rows of columns j * DW_BLOCK_N...
-    and writes them to dweight (a fixed order: deterministic). dweight needs rstd, x and dy
+    and writes them to dweight (a fixed order: deterministic); a grid of one row program
+    alone writes dweight itself. dweight needs rstd, x and dy
     only, not dx, so both kinds run side by side; the column programs read x and dy once
     more, which is cheaper than a second launch while the problem is small (the plan's
     small_max_m)."""
@@ -541,10 +542,14 @@ def _rms_norm_bwd_small_kernel(
             DY, stride_dy, X, stride_x, RSTD, DRES, stride_dres, None, 0, row_start, cols, M, N,
             HAS_DRES, False, BLOCK_M, 1,
         )  # fmt: skip
-        _dx_block(
+        dw_share = _dx_block(
             x, dy, dres, rstd, dot, w, DX, stride_dx, DX_COPY, row_start, cols, col_mask, M, N,
             HAS_WEIGHT, HAS_DX_COPY, False, BLOCK_M,
         )  # fmt: skip
+        if COMPUTE_DW:
+            if tl.num_programs(0) == 1:  # one row program and no column programs
+                dw = tl.sum(dw_share, axis=0)[None, :].to(DW.dtype.element_ty)
+                tl.store(DW + cols, dw, mask=col_mask)
     elif COMPUTE_DW:
         _dw_columns(
             DY, stride_dy, X, stride_x, RSTD, DW, pid - row_programs, M, N, DW_BLOCK_M, DW_BLOCK_N

@@ -11,7 +11,6 @@ what Triton specialises on: the width of each integer (the kernels specialise on
 value) and whether each pointer is 16-byte aligned.
 """
 
-import dataclasses
 import functools
 from dataclasses import dataclass
 
@@ -232,15 +231,15 @@ class SmallBackward:
     block_m: int
     dw_block_n: int  # 0: no dweight, no column programs
     max_m: int  # for up to this many rows
-    # and more than this many: rows that fit one block of the persistent backward's tile take
-    # its one-program form, which writes dweight itself (1x4096 bf16 on an H100: 2.0 us
-    # against 2.3 here, where 64 column programs each read one row)
-    min_m: int = 0
 
     def grid(self, m: int, n: int) -> tuple[int, int]:
-        """(programs, row programs) for m rows of n elements."""
+        """(programs, row programs) for m rows of n elements: one row program alone writes
+        dweight itself (1x4096 bf16 on an H100: 64 column programs each reading the one row
+        made it 2.3 us, against 2.0 for one program)."""
         rows = cdiv(m, self.block_m)
-        return rows + (cdiv(n, self.dw_block_n) if self.dw_block_n else 0), rows
+        if rows == 1 or not self.dw_block_n:
+            return rows, rows
+        return rows + cdiv(n, self.dw_block_n), rows
 
 
 @dataclass(frozen=True)
@@ -257,21 +256,18 @@ class BackwardPlan:
     small: SmallBackward | None = None  # for up to small.max_m rows, before the others
 
     def small_for(self, m: int) -> SmallBackward | None:
-        small = self.small
-        return small if small and small.min_m < m <= small.max_m else None
+        return self.small if self.small and m <= self.small.max_m else None
 
     def for_rows(self, m: int) -> TileLaunch:
         return self.few if m <= self.few_max_m else self.main
 
     def grid(self, tile: TileLaunch, m: int, n: int) -> tuple[int, int]:
-        """(row groups, column blocks): a persistent grid over m rows; one program (dweight
-        written directly) when the problem is small and its rows fit one block; for split
-        rows, as many row groups as fill max_programs with every column block."""
+        """(row groups, column blocks): a persistent grid over m rows (one row group writes
+        dweight itself); for split rows, as many row groups as fill max_programs with every
+        column block."""
         if self.split_row:
             blocks = cdiv(n, tile.block_n)
             return min(cdiv(m, tile.block_m), max(1, self.max_programs // blocks)), blocks
-        if m * n <= _config.SINGLE_PROGRAM_ELEMENTS:
-            return 1, 1
         return min(cdiv(m, tile.block_m), self.max_programs), 1
 
     def dot_segments(self, m: int, n: int) -> tuple[int, int]:
@@ -287,7 +283,6 @@ class BackwardPlan:
             self.row_dot.id if self.row_dot else -1, self.reduce.id, self.reduce_block_n,
             small.launch.id if small else -1, small.block_m if small else 0,
             small.dw_block_n if small else 0, small.max_m if small else -1,
-            small.min_m if small else 0,
         )  # fmt: skip
 
 
@@ -342,14 +337,11 @@ def backward_plan(
         few = RowConfig.from_heuristic(_config.SPLIT_FEW_BLOCK_N, _config.SPLIT_FEW_BLOCK_N)
         return plan(few=_backward_launch(few, has_weight, compute_dw, True),
                     few_max_m=_config.SPLIT_FEW_MAX_M)  # fmt: skip
-    small = _small_backward(bucket, has_weight, compute_dw)
-    few = None
-    if not short and x_dtype.itemsize == 2:
-        few = RowConfig.from_heuristic(bucket, _config.FEW_ROWS_TILE_BYTES // x_dtype.itemsize)
-    if small is not None:  # past one block of the tile that the fewest rows take
-        small = dataclasses.replace(small, min_m=(few or config).block_m)
-    plan = functools.partial(plan, small=small)
-    if few is None or few == config:  # one row per block at either tile size
+    plan = functools.partial(plan, small=_small_backward(bucket, has_weight, compute_dw))
+    if short or x_dtype.itemsize != 2:
+        return plan()
+    few = RowConfig.from_heuristic(bucket, _config.FEW_ROWS_TILE_BYTES // x_dtype.itemsize)
+    if few == config:  # one row per block at either tile size
         return plan()
     return plan(
         few=_backward_launch(few, has_weight, compute_dw, False),
@@ -362,7 +354,8 @@ def _small_backward(bucket: int, has_weight: bool, compute_dw: bool) -> SmallBac
     constants give it no rows)."""
     config = RowConfig.from_heuristic(bucket, _config.SMALL_TILE_ELEMENTS)
     tile = config.block_m * config.block_n
-    dw_block_n = min(_config.SMALL_DW_BLOCK_N, bucket)
+    share = max(_config.SMALL_DW_MIN_BLOCK_N, bucket // _config.SMALL_DW_ROW_SHARE)
+    dw_block_n = min(_config.SMALL_DW_BLOCK_N, share, bucket)
     dw_block_m = max(1, tile // dw_block_n)
     max_m = min(_config.SMALL_DW_STEPS * dw_block_m, _config.SMALL_MAX_ELEMENTS // bucket)
     if max_m <= 0:

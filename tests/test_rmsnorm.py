@@ -314,15 +314,18 @@ def test_backward_on_both_sides_of_the_few_rows_threshold(monkeypatch, op):
     "n, dtype, w_dtype", [(128, BF16, BF16), (1000, F32, F32), (96, BF16, F32)]
 )
 def test_backward_on_both_sides_of_the_small_threshold(op, n, dtype, w_dtype):
-    """Past one block of rows and up to small.max_m rows the backward is one launch of row
-    and column programs (the column programs' dweight over several of their row steps at
-    the threshold); one block takes the one-program backward, more rows the persistent
-    one. All are right."""
+    """Up to small.max_m rows the backward is one launch: one row program that writes dweight
+    itself, or row and column programs (the column programs' dweight over several of their
+    row steps at the threshold); past it the persistent backward. All are right."""
     plan = _plan.backward_plan(_plan.bucket_of(n), dtype, w_dtype, True, device_key())
     small = plan.small
     assert small is not None and small.max_m > 1
-    assert small.min_m == (plan.few or plan.main).block_m  # one block: one program
-    edges = ((small.min_m, False), (small.min_m + 1, True), (small.max_m, True))
+    # one row program alone (it writes dweight), several with column programs, then past it
+    one_block = small.block_m
+    assert small.grid(one_block, n) == (1, 1)
+    column_programs = -(-n // small.dw_block_n)
+    assert small.grid(one_block + 1, n) == (2 + column_programs, 2)
+    edges = ((1, True), (one_block, True), (one_block + 1, True), (small.max_m, True))
     for m, is_small in (*edges, (small.max_m + 1, False)):
         case = Case((m,), n, dtype, w_dtype)
         taken = launches_in(lambda case=case: check_backward_direct(case, op))

@@ -157,7 +157,7 @@ struct Callbacks {
 Callbacks* callbacks = nullptr;  // leaked: Python objects must not be freed at process exit
 
 struct Constants {
-  int64_t max_single_block_n = 0, stream_min_n = 0, single_program_elements = 0;
+  int64_t max_single_block_n = 0, stream_min_n = 0;
   int64_t dot_block_n = 0, dot_segments = 0;
   bool interpreting = false;  // Triton's interpreter: CPU tensors are accepted
 } constants;
@@ -583,15 +583,16 @@ std::tuple<Tensor, Tensor, Tensor> backward(const Tensor& dy_in, const Tensor& x
   const auto& plan = find_plan(false, x, w, compute_dw);
   // (main id, block_m, block_n, few id, few block_m, few block_n, few_max_m, split_row,
   //  max_programs, dot_programs, row_dot id, reduce id, reduce block_n,
-  //  small id, small block_m, small dw_block_n, small max_m, small min_m)
+  //  small id, small block_m, small dw_block_n, small max_m)
   std::optional<Tensor> dres;
   if (dres_in) dres = rows_of(*dres_in);
   int64_t sdy = dy.stride(0), sx = x.stride(0), sdres = dres ? dres->stride(0) : 0;
   int align = row_alignment(n, {sdy, sx, sdres});  // dx is fresh and contiguous
-  if (plan[13] >= 0 && m > plan[17] && m <= plan[16]) {
-    // one launch: row programs (dx), then column programs (dweight over all rows)
+  if (plan[13] >= 0 && m <= plan[16]) {
+    // one launch: row programs (dx), then column programs (dweight over all rows); one row
+    // program alone writes dweight itself
     int64_t row_programs = cdiv(m, plan[14]);
-    int64_t programs = row_programs + (plan[15] ? cdiv(n, plan[15]) : 0);
+    int64_t programs = row_programs + (row_programs > 1 && plan[15] ? cdiv(n, plan[15]) : 0);
     Args args = {tensor_arg(dy), int_arg(sdy), tensor_arg(x), int_arg(sx), optional_arg(w),
                  tensor_arg(r), optional_arg(dres ? &*dres : nullptr), int_arg(sdres),
                  tensor_arg(dx), int_arg(n), optional_arg(dx_copy ? &dx2 : nullptr),
@@ -611,8 +612,6 @@ std::tuple<Tensor, Tensor, Tensor> backward(const Tensor& dy_in, const Tensor& x
     int64_t col_blocks = cdiv(n, block_n);
     grid = {std::min(cdiv(m, block_m), std::max<int64_t>(1, max_programs / col_blocks)),
             col_blocks};
-  } else if (m * n <= constants.single_program_elements) {
-    grid = {1, 1};
   } else {
     grid = {std::min(cdiv(m, block_m), max_programs), 1};
   }
@@ -917,7 +916,6 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, module) {
          py::object launch) {
         constants.max_single_block_n = c["max_single_block_n"].cast<int64_t>();
         constants.stream_min_n = c["stream_min_n"].cast<int64_t>();
-        constants.single_program_elements = c["single_program_elements"].cast<int64_t>();
         constants.dot_block_n = c["dot_block_n"].cast<int64_t>();
         constants.dot_segments = c["dot_segments"].cast<int64_t>();
         constants.interpreting = c["interpreting"].cast<bool>();
