@@ -10,9 +10,10 @@ device time was measured: not in the CPU smoke mode), "grid" (its axes: ops, pha
 weights, m, n, backends), "unavailable" ({backend: {op: why}}, the peers that could not run
 here), "budget_s" / "elapsed_s", and "cells", one per (op, phase, dtype, weight, m, n): for
 each backend a status (STATUSES), with "median_s" and "samples" where it was timed and
-"reason" where it was not, and "seconds" ({"make", "validate", "time"}: where the tool's
-time went); "best_peer", "ours_over_best_peer" and "behind" (judge); "runs",
-one entry per run that measured into the file ("started", "elapsed_s", "budget_s",
+"reason" where it was not, "timings" where a first verdict was confirmed by timing ours and
+the best peer again (median_s is then their median), and "seconds" ({"make", "validate",
+"time"}: where the tool's time went); "best_peer", "ours_over_best_peer" and "behind"
+(judge); "runs", one entry per run that measured into the file ("started", "elapsed_s", "budget_s",
 "measured": its cells, "warm": its warm-up's workers, groups and seconds), more than one
 where a run was continued (grid --resume). While a run goes on, the file is rewritten every
 CHECKPOINT_SECONDS, the cells still to come "not reached": a run that is killed keeps what it
@@ -238,6 +239,9 @@ def cell_fault(cell: dict) -> str | None:
         median = r.get("median_s")
         if median is not None and not (_number(median) and median > 0):
             return f"{where_}: {name}'s median_s is not a positive number of seconds"
+        timings = r.get("timings", [1.0])
+        if not isinstance(timings, list) or not all(_number(t) and t > 0 for t in timings):
+            return f"{where_}: {name}'s timings are not a list of positive seconds"
     ratio, best = cell["ours_over_best_peer"], cell["best_peer"]
     if (ratio is not None and not (_number(ratio) and ratio > 0 and best is not None)) or (
         best is not None and best not in results

@@ -889,3 +889,88 @@ def test_a_cell_out_of_memory_is_not_the_backends_verdict(smoke_mode, monkeypatc
         Cell("rms_norm", "backward", "bf16", "same", 4, 128), fns, verdicts
     )
     assert backward["triton"]["status"] == OK and len(calls) == 2  # validated again, passed
+
+
+# --- a verdict confirmed --------------------------------------------------------------------
+
+
+def fake_timer(first, then):
+    """A time_backend whose k-th timing of a backend is first[name] (k = 1) or then[name], and
+    the backends in the order timed."""
+    order = []
+
+    def time_backend(name, fn, cell):
+        order.append(name)
+        return timed(first[name] if order.count(name) == 1 else then[name])
+
+    return time_backend, order
+
+
+CELL = Cell("rms_norm", "backward", "bf16", "same", 48, 896)
+FNS = dict.fromkeys(("triton", "torch", "torch_compile"))
+
+
+def test_a_planted_outlier_is_timed_again_and_the_cell_judged_on_the_median(monkeypatch):
+    first = {"triton": 34.1e-6, "torch": 5.0e-6, "torch_compile": 2.1e-6}
+    then = {"triton": 2.0e-6, "torch": 5.0e-6, "torch_compile": 2.1e-6}
+    time_backend, order = fake_timer(first, then)
+    monkeypatch.setattr(grid, "time_backend", time_backend)
+    results = {name: time_backend(name, None, CELL) for name in FNS}
+    assert gridfile.judge(results)["behind"]  # 16x behind on the first timings
+    spent = grid.confirm(CELL, FNS, results)
+    verdict = gridfile.judge(results)
+    assert not verdict["behind"] and verdict["ours_over_best_peer"] < 1
+    assert results["triton"]["timings"] == [34.1e-6] + [2.0e-6] * grid.CONFIRM_ROUNDS
+    assert results["triton"]["median_s"] == 2.0e-6
+    assert "timings" not in results["torch"] and set(spent) == {"triton", "torch_compile"}
+    # ours and the best peer in turns, A B B A ..., after the first timings of all three
+    pairs = [order[i : i + 2] for i in range(3, len(order), 2)]
+    assert pairs == [["triton", "torch_compile"], ["torch_compile", "triton"]] * (
+        grid.CONFIRM_ROUNDS // 2
+    )
+
+
+def test_a_real_gap_stays_behind_and_a_cell_near_the_peer_is_not_timed_again(monkeypatch):
+    slow = {"triton": 4.0e-6, "torch": 5.0e-6, "torch_compile": 2.1e-6}
+    time_backend, order = fake_timer(slow, slow)
+    monkeypatch.setattr(grid, "time_backend", time_backend)
+    results = {name: time_backend(name, None, CELL) for name in FNS}
+    grid.confirm(CELL, FNS, results)
+    assert gridfile.judge(results)["behind"] and len(order) == 3 + 2 * grid.CONFIRM_ROUNDS
+    near = {"triton": 2.1e-6, "torch": 5.0e-6, "torch_compile": 2.1e-6}
+    time_backend, order = fake_timer(near, near)
+    monkeypatch.setattr(grid, "time_backend", time_backend)
+    results = {name: time_backend(name, None, CELL) for name in FNS}
+    assert grid.confirm(CELL, FNS, results) == {} and len(order) == 3
+    assert all("timings" not in r for r in results.values())
+
+
+def test_far_ahead_is_confirmed_too_and_a_failed_confirmation_keeps_the_first(monkeypatch):
+    first = {"triton": 0.5e-6, "torch": 5.0e-6, "torch_compile": 2.1e-6}
+    then = {"triton": 2.0e-6, "torch": 5.0e-6, "torch_compile": 2.1e-6}
+    time_backend, _ = fake_timer(first, then)
+    monkeypatch.setattr(grid, "time_backend", time_backend)
+    results = {name: time_backend(name, None, CELL) for name in FNS}
+    grid.confirm(CELL, FNS, results)
+    assert 0.9 < gridfile.judge(results)["ours_over_best_peer"] < 1  # 0.24 was one timing
+    results = {name: timed(first[name]) for name in FNS}
+    monkeypatch.setattr(grid, "time_backend", lambda name, fn, cell: {"status": FAILED})
+    grid.confirm(CELL, FNS, results)
+    assert results["triton"] == timed(0.5e-6)
+
+
+def test_measure_cell_confirms_its_verdict(smoke_mode, monkeypatch):
+    first = {"triton": 34.1e-6, "torch": 2.1e-6}
+    then = {"triton": 2.0e-6, "torch": 2.1e-6}
+    time_backend, _ = fake_timer(first, then)
+    monkeypatch.setattr(grid, "time_backend", time_backend)
+    fns = {name: instrument.make_backend("torch", "rms_norm") for name in first}
+    results = grid.measure_cell(Cell("rms_norm", "forward", "bf16", "same", 4, 128), fns)
+    assert len(results["triton"]["timings"]) == 1 + grid.CONFIRM_ROUNDS
+    assert not gridfile.judge(results)["behind"]
+
+
+def test_timings_that_are_not_seconds_are_refused(tmp_path):
+    record = {**vars(CELL), "backends": {"triton": {**timed(2e-6), "timings": [2e-6, -1]}}}
+    record.update(gridfile.judge(record["backends"]))
+    assert "timings" in gridfile.cell_fault(record)
