@@ -1,0 +1,275 @@
+"""The tracker under faults of the disk and of other processes: a full disk, a read-only
+folder, a lock held, a kept copy that is not whole, files put in by another process during a
+run, configs asv accepts. Nothing stored or tracked is changed or lost, and each refusal
+names the cause (exit status 2).
+
+A full disk is simulated by a fault injected into the one writer every tool writes through
+(rmsnorm_bench.atomic): it writes a part of the file, then fails with ENOSPC, as a write onto
+a full disk does; a test that also uses a real small file system says so in its skip reason
+where it cannot make one."""
+
+import errno
+import json
+import os
+import sys
+import threading
+import time
+
+import pytest
+
+from rmsnorm_bench import asvfiles, asvrun, atomic, locks, merge
+from rmsnorm_bench import store as keeper
+
+from .test_reliability import (
+    BENCH,
+    NAN,
+    A,
+    B,
+    fake_asv,
+    file_of,
+    guarded,
+    make_store,
+    run_file,
+    stored,
+)
+from .test_tracker import write_run
+
+
+@pytest.fixture
+def store(tmp_path, monkeypatch):
+    """results/ holding one commit's figures on machine h200, and benchmarks.json."""
+    return make_store(tmp_path, monkeypatch)
+
+
+def full_disk(monkeypatch, after: int = 0, at: str = ""):
+    """Every write through rmsnorm_bench.atomic (from the `after`+1-th on, of a file whose
+    name holds `at`) writes half its bytes, then fails as a full disk does."""
+    real = atomic._write_chunks
+    count = [0]
+
+    def failing(fd, data):
+        name = os.readlink(f"/proc/self/fd/{fd}") if os.path.exists("/proc/self/fd") else ""
+        if at and at not in name:
+            return real(fd, data)
+        count[0] += 1
+        if count[0] <= after:
+            return real(fd, data)
+        os.write(fd, data[: len(data) // 2])
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(atomic, "_write_chunks", failing)
+
+
+# the writer: whole or not at all
+
+
+def test_a_failed_write_leaves_the_file_as_it_was_and_names_the_cause(tmp_path, monkeypatch):
+    target = tmp_path / "benchmarks.json"
+    target.write_text('{"old": 1}')
+    full_disk(monkeypatch)
+    with pytest.raises(atomic.WriteFailed, match=r"benchmarks.json failed: the disk is full"):
+        atomic.write_text(target, '{"new": 2}' * 1000)
+    assert target.read_text() == '{"old": 1}'
+    assert [p.name for p in tmp_path.iterdir()] == ["benchmarks.json"]  # no temporary left
+
+
+@pytest.mark.parametrize(
+    "code, words",
+    [(errno.EROFS, "read-only (EROFS)"), (errno.EACCES, "permission denied"),
+     (errno.EDQUOT, "quota")],
+)  # fmt: skip
+def test_each_cause_is_named(code, words):
+    assert words in atomic.cause(OSError(code, os.strerror(code)))
+
+
+# item 1: a kept copy is whole, or it is never settled
+
+
+def test_a_run_whose_copy_cannot_be_made_changes_nothing_and_says_why(store, tmp_path, monkeypatch):
+    # before: a raw traceback (exit 1), and a truncated benchmarks.json left in kept-h200/,
+    # which the next settle copied over results/benchmarks.json
+    (store / "benchmarks.json").write_text(json.dumps({"bench": list(range(5000))}))
+    before = stored(store)
+    asv_ran = tmp_path / "asv-ran"
+    full_disk(monkeypatch, after=1)  # machine.json copied, then the disk is full
+    command = [sys.executable, "-c", f"open({str(asv_ran)!r}, 'w')"]
+    with pytest.raises(atomic.WriteFailed, match="the disk is full"):
+        guarded(store, command)
+    monkeypatch.undo()
+    state = store.parent / ".asv"
+    assert not asv_ran.exists() and stored(store) == before
+    assert not (state / "kept-h200").exists() and not list(state.glob(".kept-h200*"))
+
+
+def test_asvrun_exits_2_naming_a_full_disk(store, tmp_path, monkeypatch, capsys):
+    real = asvrun.run_guarded
+    state = store.parent / ".asv"
+    monkeypatch.setattr(
+        asvrun, "run_guarded", lambda command, *a, **k: real(["true"], "h200", store, state)
+    )
+    full_disk(monkeypatch)
+    with pytest.raises(SystemExit) as stopped:
+        asvrun.main(["--machine", "h200", "--", "run", "HEAD^!"])
+    err = capsys.readouterr().err
+    assert stopped.value.code == 2 and "the disk is full (ENOSPC)" in err
+    assert "Traceback" not in err
+
+
+def kept(store):
+    copy = store.parent / ".asv" / "kept-h200"
+    keeper.keep(store, "h200", copy)
+    return copy
+
+
+@pytest.mark.parametrize("damage", ["truncated", "missing", "no manifest"])
+def test_a_copy_that_is_not_whole_is_never_settled(damage, store, capsys):
+    # before: "settled" (exit 0), a truncated benchmarks.json copied over the stored one, or,
+    # with no benchmarks.json in the copy, the stored one deleted
+    (store / "benchmarks.json").write_text(json.dumps({"bench": list(range(5000))}))
+    copy = kept(store)
+    text = (copy / "benchmarks.json").read_text()
+    if damage == "truncated":  # as a full disk left it, still JSON
+        (copy / "benchmarks.json").write_text(text[: len(text) // 2].rsplit(",", 1)[0] + "]}")
+    elif damage == "missing":  # a kill between two copies
+        (copy / "benchmarks.json").unlink()
+    else:  # a copy made before copies were listed
+        (copy / keeper.MANIFEST).unlink()
+    before, copy_before = stored(store), stored(copy)
+    with pytest.raises(SystemExit) as stopped:
+        keeper.main([str(store), "h200", "--state", str(copy.parent)])
+    err = capsys.readouterr().err
+    assert stopped.value.code == 2 and "not" in err and "nothing settled" in err, err
+    assert stored(store) == before and stored(copy) == copy_before
+    # nor does the next run take it
+    with pytest.raises(asvfiles.BadFile, match="kept-h200"):
+        guarded(store, ["true"])
+    assert stored(store) == before
+
+
+def test_a_kept_copy_is_made_whole_and_read_back(store):
+    copy = kept(store)
+    manifest = keeper.check_copy(copy)
+    assert set(manifest["machine"]) == {"machine.json", file_of(store, A).name}
+    assert manifest["benchmarks.json"]["size"] == len((store / "benchmarks.json").read_bytes())
+
+
+def test_a_copy_of_no_benchmarks_json_removes_only_the_one_asv_made(store, tmp_path):
+    (store / "benchmarks.json").unlink()
+    writes = {store / "benchmarks.json": "{}"}
+    assert guarded(store, fake_asv(tmp_path, writes)) == 2  # nothing measured
+    assert not (store / "benchmarks.json").exists()
+
+
+def test_a_settling_that_fails_keeps_the_copy_and_completes_later(store, tmp_path, monkeypatch):
+    new = run_file(store, A, {("1x256-bf16", "triton"): 4e-3})
+    full_disk(monkeypatch, at=f"h200/.{file_of(store, A).name}.")
+    with pytest.raises(atomic.WriteFailed, match="the disk is full.*copy .*kept-h200 is kept"):
+        guarded(store, fake_asv(tmp_path, {file_of(store, A): new}))
+    monkeypatch.undo()
+    copy = store.parent / ".asv" / "kept-h200"
+    assert keeper.check_copy(copy)  # whole, to be settled
+    # the stored file as it was is kept whole before anything replaces it
+    archived = list((store / "h200" / "replaced").glob("*.replaced"))
+    assert len(archived) == 1
+    assert keeper.main([str(store), "h200", "--state", str(copy.parent)]) == 0
+    values = asvfiles.figures(asvfiles.load_run(file_of(store, A)))
+    assert values[(BENCH, ("1x256-bf16", "triton"))] == 4e-3
+    assert values[(BENCH, ("1x256-bf16", "torch"))] == 2e-3
+    assert len(list((store / "h200" / "replaced").glob("*.replaced"))) == 1  # not twice
+    assert not copy.exists()
+
+
+def test_a_read_only_results_folder_is_found_before_asv_runs(store, tmp_path, monkeypatch):
+    asv_ran = tmp_path / "asv-ran"
+    before = stored(store)
+
+    def read_only(*a, **k):
+        raise OSError(errno.EROFS, os.strerror(errno.EROFS))
+
+    monkeypatch.setattr(atomic.tempfile, "mkstemp", read_only)
+    command = [sys.executable, "-c", f"open({str(asv_ran)!r}, 'w')"]
+    with pytest.raises(atomic.WriteFailed, match=r"read-only \(EROFS\); nothing ran"):
+        guarded(store, command)
+    assert not asv_ran.exists() and stored(store) == before
+    assert not (store.parent / ".asv" / "kept-h200").exists()
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root writes into a folder without write permission")
+def test_a_results_folder_without_write_permission_is_refused(store, tmp_path):
+    before = stored(store)
+    os.chmod(store / "h200", 0o555)
+    try:
+        with pytest.raises(atomic.WriteFailed, match=r"permission denied.*nothing ran"):
+            guarded(store, fake_asv(tmp_path, {}))
+    finally:
+        os.chmod(store / "h200", 0o755)
+    assert stored(store) == before
+
+
+# item 3: what another process adds during a run is not the run's
+
+
+def test_files_put_in_during_a_run_are_not_counted_as_its_own(store, tmp_path, capsys):
+    # before: a run that measured nothing said "24 figure(s) stored", exit 0
+    elsewhere = tmp_path / "other" / "h200"
+    other = write_run(elsewhere, B, 2, {("1x256-bf16", "triton"): 3e-3})
+    os.utime(other, (time.time() - 3600,) * 2)
+    skipped = {("1x256-bf16", "triton"): NAN}
+    script = tmp_path / "adds.py"  # asv measuring nothing while another process copies in
+    script.write_text(
+        f"import shutil; shutil.copy2({str(other)!r}, {str(file_of(store, B))!r})\n"
+        f"open({str(file_of(store, A))!r}, 'w').write({run_file(store, A, skipped).strip()!r})\n"
+    )
+    assert guarded(store, [sys.executable, str(script)]) == 2
+    err = capsys.readouterr().err
+    assert "nothing measured" in err and "not by this run" in err
+    assert file_of(store, B).read_bytes() == other.read_bytes()  # left as it is
+    values = asvfiles.figures(asvfiles.load_run(file_of(store, A)))
+    assert values[(BENCH, ("1x256-bf16", "torch"))] == 2e-3
+
+
+def test_merge_waits_for_a_run(store, tmp_path, capsys):
+    # before: merge took no lock, and copied its files into a run's results midway
+    source = tmp_path / "other"
+    write_run(source / "h200", B, 2, {("1x256-bf16", "triton"): 3e-3})
+    done = []
+    with locks.results_lock(store, shared=True):  # as a run holds it
+        worker = threading.Thread(
+            target=lambda: done.append(merge.main([str(source), "--into", str(store)]))
+        )
+        worker.start()
+        time.sleep(1.0)
+        assert not done and not file_of(store, B).exists()
+    worker.join(30)
+    assert done == [0] and file_of(store, B).exists()
+    assert "waiting for" in capsys.readouterr().err
+
+
+def test_a_run_waits_for_a_merge_or_refuses(store, tmp_path):
+    with locks.results_lock(store, tool="merge"):
+        with pytest.raises(asvrun.Busy, match="lock-results"):
+            guarded(store, fake_asv(tmp_path, {}), wait=False)
+
+
+# item 2: a merge copies every file or none
+
+
+def test_a_merge_onto_a_full_disk_copies_nothing_and_can_be_done_again(
+    store, tmp_path, monkeypatch, capsys
+):
+    # before: a raw traceback (exit 1), four files copied and one truncated, no machine.json;
+    # the next merge refused: "the same machine name used twice?"
+    source = tmp_path / "other"
+    for i, commit in enumerate("cdef"):
+        write_run(source / "mi355x", commit * 40, i, {("1x256-bf16", "triton"): 1e-3 * (i + 1)})
+    before = stored(store)
+    full_disk(monkeypatch, after=3)
+    with pytest.raises(SystemExit) as stopped:
+        merge.main([str(source), "--into", str(store)])
+    err = capsys.readouterr().err
+    assert stopped.value.code == 2 and "nothing copied" in err and "disk is full (ENOSPC)" in err
+    assert "Traceback" not in err and stored(store) == before
+    assert not (store / "mi355x").exists()
+    monkeypatch.undo()
+    assert merge.main([str(source), "--into", str(store)]) == 0
+    assert len(list((store / "mi355x").glob("*.json"))) == 5
