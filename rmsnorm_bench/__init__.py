@@ -9,6 +9,9 @@
   ``asvrun`` runs asv with what is stored kept, its command line checked first by
   ``asvargs``; ``compare`` (scripts/compare) runs ``asv continuous`` on two commits, then the
   report and the gate (``regressions``).
+- ``atomic``: every write of a stored or tracked file, whole or not at all, a failure named
+  by its cause; ``locks``: one run per environment and machine, and no merge, settling or
+  publishing while a run is on.
 - GPU tuning aids: ``sweep``, ``copy_ceiling``, ``profile_host``, ``training_step``;
   ``codegen`` compiles the kernels for sm_90 anywhere; ``validate`` checks results only;
   ``compile_cost`` times the torch_compile peer's set-up in fresh processes.

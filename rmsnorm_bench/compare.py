@@ -261,7 +261,9 @@ def main(argv=None) -> int:
             raise Refused("--conf is scripts/compare's to give (asv's config for the GPU used)")
         if not args.check and (args.conf is None or args.machine is None):
             raise Refused("--conf and --machine are needed: run it as bash scripts/compare")
-    except Refused as e:
+        if args.check:  # asv's config as asv reads it, before anything is set up (asvrun
+            asvfiles.read_conf()  # reads the one scripts/compare gives)
+    except (Refused, asvfiles.BadFile) as e:
         ap.exit(2, f"compare: {e}\n")
     if args.check:  # for scripts/_env.sh, which reads `machine` and `gpu`
         print(f"machine={shlex.quote(args.machine or '')}\ngpu={shlex.quote(args.gpu or '')}")

@@ -171,10 +171,13 @@ def main(argv=None) -> int:
         help="with --register: register even where the name's committed machine.json records "
         "other facts (the same machine, changed: a new driver or torch)",
     )
-    ap.add_argument(
-        "--results", type=Path, default=ROOT / read_conf()["results_dir"], help="results/"
-    )
+    ap.add_argument("--results", type=Path, help="default: asv.conf.json's results_dir")
     args = ap.parse_args(argv)
+    if args.results is None:
+        try:
+            args.results = ROOT / read_conf()["results_dir"]
+        except BadFile as e:
+            ap.exit(2, f"machine: {e}\n")
     if args.gpu and not args.gpu.isdigit():
         ap.exit(2, f"machine: --gpu takes a GPU index, got {args.gpu!r}\n")
     if args.machine and not NAME.fullmatch(args.machine):

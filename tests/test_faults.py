@@ -14,10 +14,11 @@ import os
 import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
-from rmsnorm_bench import asvfiles, asvrun, atomic, locks, merge
+from rmsnorm_bench import ROOT, asvfiles, asvrun, atomic, compare, locks, machine, merge, publish
 from rmsnorm_bench import store as keeper
 
 from .test_reliability import (
@@ -32,7 +33,7 @@ from .test_reliability import (
     run_file,
     stored,
 )
-from .test_tracker import write_run
+from .test_tracker import fake_site, write_run
 
 
 @pytest.fixture
@@ -273,3 +274,106 @@ def test_a_merge_onto_a_full_disk_copies_nothing_and_can_be_done_again(
     monkeypatch.undo()
     assert merge.main([str(source), "--into", str(store)]) == 0
     assert len(list((store / "mi355x").glob("*.json"))) == 5
+
+
+# item 5: publish onto a full disk, or while a run is on
+
+
+def test_publish_onto_a_full_disk_names_it_and_leaves_the_dashboard(tmp_path, monkeypatch, capsys):
+    # before: a raw traceback, exit 1
+    site = fake_site(tmp_path / "site")
+    out = tmp_path / "html"
+    publish.install(site, out)
+    before = stored(out)
+    real_copytree = publish.shutil.copytree
+
+    def fills_the_disk(src, dst, *args, **kw):
+        if Path(dst).name == "vendor":
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(dst))
+        return real_copytree(src, dst, *args, **kw)
+
+    monkeypatch.setattr(publish.shutil, "copytree", fills_the_disk)
+    monkeypatch.setattr(publish, "publish", lambda out, *a, **k: publish.install(site, out))
+    with pytest.raises(SystemExit) as stopped:
+        publish.main(["--html-dir", str(out)])
+    err = capsys.readouterr().err
+    assert stopped.value.code == 2 and "the disk is full (ENOSPC)" in err and "unchanged" in err
+    assert "Traceback" not in err
+    assert stored(out) == before and not list(tmp_path.glob(".html.publish-*"))
+
+
+def test_publish_waits_for_a_run(tmp_path, monkeypatch):
+    published, held, released = [], threading.Event(), []
+    monkeypatch.setattr(publish, "publish", lambda *a, **k: published.append(time.monotonic()))
+
+    def a_run():
+        with locks.results_lock(ROOT / asvfiles.read_conf()["results_dir"], shared=True):
+            held.set()
+            time.sleep(1.0)
+            released.append(time.monotonic())
+
+    holder = threading.Thread(target=a_run)
+    holder.start()
+    held.wait(30)
+    publish.main(["--html-dir", str(tmp_path / "html")])
+    holder.join(30)
+    assert len(published) == 1 and published[0] >= released[0]
+
+
+# item 4: asv.conf.json read as asv reads it
+
+
+@pytest.fixture
+def conf_file(tmp_path, monkeypatch):
+    """A copy of asv.conf.json that every tool reads in its place (returned: its path)."""
+    path = tmp_path / "asv.conf.json"
+    path.write_text((ROOT / "asv.conf.json").read_text())
+    monkeypatch.setattr(asvfiles.read_conf, "__defaults__", (path,))
+    return path
+
+
+def test_a_config_with_an_end_of_line_comment_is_read_as_asv_reads_it(conf_file):
+    # before: json.loads failed on it: every tool's traceback, exit 1
+    text = conf_file.read_text()
+    conf_file.write_text(
+        text.replace('"results_dir": "results",', '"results_dir": "results", // here')
+    )
+    assert "// here" in conf_file.read_text()
+    assert asvfiles.read_conf() == asvfiles.read_conf(ROOT / "asv.conf.json")
+
+
+def test_a_config_read_without_asv_strips_comments_outside_strings(monkeypatch, tmp_path):
+    path = tmp_path / "asv.conf.json"
+    path.write_text('{"show_commit_url": "https://x//y", // a comment\n /* and */ "env_dir": "e"}')
+    monkeypatch.setitem(sys.modules, "asv", None)  # asv not importable
+    conf = asvfiles.read_conf(path)
+    assert conf["show_commit_url"] == "https://x//y" and conf["env_dir"] == "e"
+
+
+@pytest.mark.parametrize(
+    "change, problem",
+    [
+        (
+            lambda t: t.replace('"results_dir": "results",', '"results_dir": 5,'),
+            '"results_dir" is 5',
+        ),
+        (lambda t: t.replace('"results_dir"', '"results_dir" "x"'), "not a config asv reads"),
+        (lambda t: t.replace('"branches": ["main"]', '"branches": "main"'), '"branches" is "main"'),
+    ],
+    ids=["results_dir 5", "syntax error", "branches a string"],
+)
+def test_a_config_asv_refuses_is_named_by_every_tool(change, problem, conf_file, capsys):
+    conf_file.write_text(change(conf_file.read_text()))
+    tools = [
+        (publish.main, []),
+        (machine.main, []),
+        (compare.main, ["--check", "HEAD~1"]),
+        (asvrun.main, ["--machine", "h200", "--conf", str(conf_file), "--", "run", "HEAD^!"]),
+        (asvfiles.main, ["conf-copy", str(conf_file.parent / "copy.json"), "env_dir=e"]),
+    ]
+    for main, argv in tools:
+        with pytest.raises(SystemExit) as stopped:
+            main(argv)
+        err = capsys.readouterr().err
+        assert stopped.value.code == 2, (main, err)
+        assert str(conf_file) in err and problem in err and "Traceback" not in err, err
