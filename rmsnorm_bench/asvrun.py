@@ -233,7 +233,14 @@ def run_guarded(
     if recorder:
         try:
             write_record(recorder, progress.read_times(times), status, results / "benchmarks.json")
-        except (OSError, ValueError, KeyError, TypeError, asvfiles.BadFile) as e:
+        except (
+            OSError,
+            ValueError,
+            KeyError,
+            TypeError,
+            asvfiles.BadFile,
+            atomic.WriteFailed,
+        ) as e:
             # the results are stored; only the record of where the time went is missing
             say(f"record not written ({type(e).__name__}: {e}); the results are stored")
     return status

@@ -62,9 +62,10 @@ def _write_chunks(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
-def write_bytes(path, data: bytes, like=None) -> None:
+def write_bytes(path, data: bytes, like=None, new: bool = False) -> None:
     """Replace `path` with `data` in one step (see the module's docstring). `like`: a file
-    whose permission bits and times the new one takes (as shutil.copy2 would)."""
+    whose permission bits and times the new one takes (as shutil.copy2 would). new=True:
+    never over a file (FileExistsError where `path` exists; linked in, not renamed)."""
     path = Path(path)
     try:
         fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
@@ -82,7 +83,14 @@ def write_bytes(path, data: bytes, like=None) -> None:
             umask = os.umask(0)
             os.umask(umask)
             os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
+        if new:
+            os.link(tmp, path)  # fails where path exists: nothing is replaced
+            os.unlink(tmp)
+        else:
+            os.replace(tmp, path)
+    except FileExistsError:
+        Path(tmp).unlink(missing_ok=True)
+        raise
     except OSError as e:
         Path(tmp).unlink(missing_ok=True)
         raise WriteFailed(path, e) from None
@@ -106,8 +114,8 @@ def check_writable(folder, note: str = "") -> None:
     os.unlink(probe)
 
 
-def write_text(path, text: str) -> None:
-    write_bytes(path, text.encode("utf-8"))
+def write_text(path, text: str, new: bool = False) -> None:
+    write_bytes(path, text.encode("utf-8"), new=new)
 
 
 def copy_file(source, target) -> None:

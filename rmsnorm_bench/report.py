@@ -31,7 +31,7 @@ import html
 import sys
 from pathlib import Path
 
-from . import ROOT, argument_parser, revision
+from . import ROOT, argument_parser, atomic, revision
 from .asvfiles import BadCommit, BadFile, clone_lacks, figures, load_runs, pick_commit
 from .instrument import Shape, ideal_bytes
 
@@ -325,10 +325,10 @@ def write(run, out: Path, ceiling_gbps=None, plot=True, page=False, intro="") ->
                 images.append(f"{name}.png")
         written += [out / "report.png", *(out / i for i in images)]
     ops_md = "".join(f"\n\n![{i}]({i})" for i in images)
-    (out / "report.md").write_text(f"{md}{ops_md}\n")
+    atomic.write_text(out / "report.md", f"{md}{ops_md}\n")
     if page:
         text = render_html(md, title, [*images, "report.png"] if plot else [])
-        (out / "index.html").write_text(text.replace("<body>\n", f"<body>\n{intro}\n", 1))
+        atomic.write_text(out / "index.html", text.replace("<body>\n", f"<body>\n{intro}\n", 1))
         written.append(out / "index.html")
     return written
 
@@ -418,7 +418,9 @@ def main(argv=None):
         try:
             written = write(run, args.out, args.copy_ceiling, not args.no_plot, args.html)
         except OSError as e:  # a part of the path that is a file, no permission, a full disk
-            fail(f"report: cannot write into {args.out}: {e.strerror or e}")
+            fail(f"report: cannot write into {args.out}: {atomic.cause(e)}")
+        except atomic.WriteFailed as e:
+            fail(f"report: {e}")
         print(f"\nreport: wrote {', '.join(str(w) for w in written)}")
 
 
