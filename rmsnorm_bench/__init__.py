@@ -60,6 +60,16 @@ def revision(text: str) -> str:
     return text.strip()
 
 
+def machine_name(text: str) -> str:
+    """An argparse type: a machine's name, never blank (which would read as the option not
+    given, and so as its default: another machine)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(
+            "expected a machine's name, got nothing (leave the option out for the default)"
+        )
+    return text
+
+
 def folder_problem(folder: Path, option: str) -> str | None:
     """Why `folder`, given as `option`, cannot be written into, or None: it, or the nearest
     part of its path that exists (a folder not there yet is made), must be a folder."""

@@ -42,7 +42,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from . import ROOT, argument_parser, asvfiles, asvrun, machine, regressions, report
+from . import ROOT, argument_parser, asvfiles, asvrun, machine, machine_name, regressions, report
 
 DEFAULT_FACTOR = 1.1
 
@@ -75,7 +75,10 @@ def parser() -> argparse.ArgumentParser:
     )
     ap.allow_abbrev = False  # --self would be --self-test otherwise
     ap.add_argument(
-        "--machine", metavar="NAME", help="the machine's name (default: the GPU's, or cpu-smoke)"
+        "--machine",
+        type=machine_name,
+        metavar="NAME",
+        help="the machine's name (default: the GPU's, or cpu-smoke)",
     )
     ap.add_argument(
         "--gpu", metavar="INDEX", help="the index of the GPU to run on (CUDA_VISIBLE_DEVICES)"

@@ -31,7 +31,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from . import ROOT, argument_parser
+from . import ROOT, argument_parser, machine_name
 from .asvfiles import BadFile, load_machine, read_conf, read_json
 
 # a folder name under results/ and in asv's files: never "." or "..", nor a hidden name; short
@@ -162,7 +162,9 @@ def shown(name: str) -> str:
 
 def main(argv=None) -> int:
     ap = argument_parser(__spec__.name, __doc__)
-    ap.add_argument("--machine", help="default: the GPU's name, cpu-smoke without one")
+    ap.add_argument(
+        "--machine", type=machine_name, help="default: the GPU's name, cpu-smoke without one"
+    )
     ap.add_argument("--gpu", help="the index of the GPU a run uses (CUDA_VISIBLE_DEVICES)")
     ap.add_argument("--register", action="store_true", help="write asv's machine file")
     ap.add_argument(
