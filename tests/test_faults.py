@@ -377,3 +377,18 @@ def test_a_config_asv_refuses_is_named_by_every_tool(change, problem, conf_file,
         err = capsys.readouterr().err
         assert stopped.value.code == 2, (main, err)
         assert str(conf_file) in err and problem in err and "Traceback" not in err, err
+
+
+# probed again: a progress line that cannot be written
+
+
+def test_a_log_line_that_cannot_be_written_fails_no_measurement(tmp_path, monkeypatch):
+    # before: the benchmark process raised (a full disk, the log's folder gone), and asv
+    # recorded the case as failed, over its stored figure
+    from rmsnorm_bench import progress
+
+    monkeypatch.setenv(progress.VAR, str(tmp_path / "gone" / "progress.log"))
+    monkeypatch.setenv(progress.TIMES_VAR, str(tmp_path / "gone" / "times.jsonl"))
+    progress.record("[rms_norm forward 1/1] 1x256-bf16 triton: ok (0.10 s)")
+    progress.record_times(suite="s", process=1, started=1.0, seconds=2.0, phases={})
+    assert not (tmp_path / "gone").exists()
