@@ -392,3 +392,57 @@ def test_a_log_line_that_cannot_be_written_fails_no_measurement(tmp_path, monkey
     progress.record("[rms_norm forward 1/1] 1x256-bf16 triton: ok (0.10 s)")
     progress.record_times(suite="s", process=1, started=1.0, seconds=2.0, phases={})
     assert not (tmp_path / "gone").exists()
+
+
+# a real full disk: a small tmpfs, where this may mount one
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 512 KiB tmpfs (unmounted afterwards); skipped where mounting one is not allowed."""
+    import subprocess
+
+    where = tmp_path / "disk"
+    where.mkdir()
+    if os.geteuid() != 0:
+        pytest.skip("mounting a tmpfs needs root; the fault injected into the writer covers it")
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=512k", "tmpfs", str(where)],
+                          capture_output=True, text=True)  # fmt: skip
+    if done.returncode:
+        pytest.skip(f"no tmpfs could be mounted here ({done.stderr.strip()}); the fault "
+                    "injected into the writer covers it")  # fmt: skip
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", str(where)], check=False)
+
+
+def fill(disk: Path, leave: int) -> Path:
+    """A file that leaves about `leave` bytes free on `disk`."""
+    stat = os.statvfs(disk)
+    filler = disk / "filler"
+    filler.write_bytes(b"\0" * max(0, stat.f_bavail * stat.f_frsize - leave))
+    return filler
+
+
+def test_a_run_and_a_merge_on_a_really_full_disk_change_nothing(small_disk, tmp_path, capsys):
+    results = small_disk / "results"
+    write_run(results / "h200", A, 1, {("1x256-bf16", "triton"): 1e-3})
+    (results / "benchmarks.json").write_text(json.dumps({"bench": list(range(20000))}))
+    before = stored(results)
+    filler = fill(small_disk, 40_000)  # room for the copy's small files, not benchmarks.json
+    with pytest.raises(atomic.WriteFailed, match=r"ENOSPC"):
+        guarded(results, fake_asv(tmp_path, {}))
+    assert stored(results) == before
+    assert not [p for p in (small_disk / ".asv").iterdir() if "kept" in p.name]
+    source = tmp_path / "other"
+    for i, commit in enumerate("cdef1"):
+        values = {(f"{n}x256-bf16", "triton"): 1e-3 for n in range(1, 400)}
+        write_run(source / "mi355x", commit * 40, i, values)
+    with pytest.raises(SystemExit) as stopped:
+        merge.main([str(source), "--into", str(results)])
+    assert stopped.value.code == 2 and "ENOSPC" in capsys.readouterr().err
+    assert stored(results) == before
+    filler.unlink()
+    assert guarded(results, fake_asv(tmp_path, {})) == 2  # room again: runs, measures nothing
+    assert merge.main([str(source), "--into", str(results)]) == 0
