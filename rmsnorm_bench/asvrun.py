@@ -15,7 +15,11 @@ What scripts/run and scripts/compare call once they have set up the environment:
   this process and by asv, released when both have ended, however they end; asv is ended
   when this process ends, even by kill -9). A second run waits for the first, saying so, or
   with --no-wait refuses (exit 2). Runs on two GPUs of one host (--gpu) have their own
-  environment and machine name, so they go side by side.
+  environment and machine name, so they go side by side. The results folder's lock
+  (rmsnorm_bench.locks) is held shared: merge, store and publish wait for the run to end.
+- A read-only results folder is found before asv runs, and a copy that cannot be made (a
+  full disk) stops the run there: named, exit 2, nothing changed. Every file is written
+  whole or not at all (rmsnorm_bench.atomic).
 - results/<machine>/ and results/benchmarks.json are copied before asv runs and merged back
   after (rmsnorm_bench.store): a figure the run did not measure keeps its stored value, one
   it re-measured is replaced and named. A run that measured nothing exits non-zero and

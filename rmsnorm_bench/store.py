@@ -20,6 +20,10 @@ stored file is kept whole, and the new file holds the new run's figures alone wh
 differ. So is the file of a commit that a run measured again in an environment of another name
 (another Python: asv writes a second file), since the tools read one file per machine and
 commit: the new one replaces it, unless it measured nothing.
+The copy is made aside and renamed once whole, with a manifest of each file's size and
+SHA-256 (kept.json); a copy is settled only once checked against it, so a part of a file is
+never put in the results, and a file missing from it never read as one to delete. Every
+write is whole or not at all (rmsnorm_bench.atomic); a settling that fails keeps the copy.
 Called without options, this module settles a copy left behind by a run that was killed
 (asvrun does so by itself before its next run), into the results folder it was kept of only;
 a RESULTS_DIR that is not that folder, or a file of the copy that cannot be read, is refused
