@@ -162,6 +162,8 @@ def main(argv=None) -> int:
             return merge(ap, args)
     except atomic.WriteFailed as e:
         ap.exit(2, f"merge: refused, nothing copied: {e}\n")
+    except KeyboardInterrupt:  # the files copied so far are removed again (copy_all)
+        ap.exit(130, "merge: interrupted, nothing copied\n")
     except locks.Busy as e:  # pragma: no cover - merge waits
         ap.exit(2, f"merge: {e}\n")
 

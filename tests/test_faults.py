@@ -446,3 +446,23 @@ def test_a_run_and_a_merge_on_a_really_full_disk_change_nothing(small_disk, tmp_
     filler.unlink()
     assert guarded(results, fake_asv(tmp_path, {})) == 2  # room again: runs, measures nothing
     assert merge.main([str(source), "--into", str(results)]) == 0
+
+
+def test_a_merge_interrupted_midway_copies_nothing(store, tmp_path, monkeypatch, capsys):
+    # probed again: Ctrl-C between two copies left the first ones, and a traceback
+    source = tmp_path / "other"
+    for i, commit in enumerate("cd"):
+        write_run(source / "mi355x", commit * 40, i, {("1x256-bf16", "triton"): 1e-3})
+    before = stored(store)
+    real, copies = atomic.copy_file, []
+
+    def stopped_on_the_second(src, dst):
+        if copies:
+            raise KeyboardInterrupt
+        copies.append(real(src, dst))
+
+    monkeypatch.setattr(atomic, "copy_file", stopped_on_the_second)
+    with pytest.raises(SystemExit) as stopped:
+        merge.main([str(source), "--into", str(store)])
+    assert stopped.value.code == 130 and "nothing copied" in capsys.readouterr().err
+    assert copies and stored(store) == before and not (store / "mi355x").exists()
