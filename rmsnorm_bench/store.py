@@ -221,7 +221,15 @@ MANIFEST = "kept.json"
 
 class BadCopy(BadFile):
     """A kept copy that is not whole (a write that failed, a kill while it was made, a file
-    changed since): settling it could put a part of a file in the results, or delete one."""
+    changed since): settling it could put a part of a file in the results, or delete one.
+    The message says what to do: nothing is settled from it, by any tool."""
+
+    def __init__(self, problem: str, copy: Path):
+        super().__init__(
+            f"{problem}; nothing is settled from it: compare the results with what it holds "
+            f"(a file of it whole and newer than the stored one may be put back by hand), then "
+            f"remove it (rm -r {copy})"
+        )
 
 
 def _digest(path: Path) -> dict:
@@ -298,10 +306,11 @@ def check_copy(copy: Path) -> dict:
     except BadFile as e:
         raise BadCopy(
             f"{copy} is not a whole copy (no readable {MANIFEST}: it was being made when its "
-            f"run stopped, or made before copies were checked): {e}"
+            f"run stopped, or made before copies were checked): {e}",
+            copy,
         ) from None
     if not isinstance(manifest, dict) or set(manifest) != {"machine", "benchmarks.json"}:
-        raise BadCopy(f"{copy / MANIFEST}: not a manifest of a kept copy")
+        raise BadCopy(f"{copy / MANIFEST}: not a manifest of a kept copy", copy)
     wrong = []
     listed = manifest["machine"] or {}
     found = _listing(copy / "machine") if (copy / "machine").is_dir() else {}
@@ -324,7 +333,7 @@ def check_copy(copy: Path) -> dict:
         wrong.append(f"benchmarks.json differs from what was copied ({bench.stat().st_size} of "
                      f"{manifest['benchmarks.json']['size']} bytes)")  # fmt: skip
     if wrong:
-        raise BadCopy(f"{copy} is not the copy that was kept: {'; '.join(wrong)}")
+        raise BadCopy(f"{copy} is not the copy that was kept: {'; '.join(wrong)}", copy)
     return manifest
 
 
