@@ -46,7 +46,8 @@ class RMSNorm(torch.nn.RMSNorm):
             got = tuple(x.shape) if isinstance(x, torch.Tensor) else type(x).__name__
             raise ValueError(f"RMSNorm expects input whose trailing dims are {shape}, got {got}")
         n = math.prod(shape)
-        if x.dtype not in FLOAT_DTYPES or n == 0 or not _on_kernel_device(x):
+        # a GPU's tensor asked first (no call on the hot path); a meta tensor is no CPU one
+        if x.dtype not in FLOAT_DTYPES or n == 0 or not (x.is_cuda or _kernels_take(x)):
             return super().forward(x)
         weight = None if self.weight is None else self.weight.reshape(n)
         if weight is not None and weight.dtype not in (x.dtype, torch.float32):
@@ -55,10 +56,10 @@ class RMSNorm(torch.nn.RMSNorm):
         return y.view(x.shape)
 
 
-def _on_kernel_device(x: torch.Tensor) -> bool:
-    """Whether the kernels run on x's device: a GPU, or the CPU under Triton's interpreter (a
-    meta tensor, say, is no CPU tensor: torch's computation takes it)."""
-    return x.is_cuda or (ops.runs_on_cpu() and x.device.type == "cpu")
+def _kernels_take(x: torch.Tensor) -> bool:
+    """Whether the kernels run on x, which is on no GPU: a CPU tensor under Triton's
+    interpreter (a meta tensor, say, is no CPU tensor: torch's computation takes it)."""
+    return ops.runs_on_cpu() and x.device.type == "cpu"
 
 
 class FusedAddRMSNorm(torch.nn.Module):
@@ -87,14 +88,13 @@ class FusedAddRMSNorm(torch.nn.Module):
         if _is_scripting():
             return _scripted_fused_add_rms_norm(x, residual, self.weight, self.eps)
         weight = self.weight
-        if isinstance(x, torch.Tensor) and (
-            x.dtype not in FLOAT_DTYPES or not _on_kernel_device(x)
-        ):
-            # as RMSNorm: torch's computation where the kernels do not run (a meta tensor)
-            s = x + residual
-            return torch.nn.functional.rms_norm(s, (self.hidden_size,), weight, self.eps), s
-        if isinstance(x, torch.Tensor) and weight.dtype not in (x.dtype, torch.float32):
-            weight = weight.float()  # a third dtype (a bf16 module on f32 x): used in f32
+        if isinstance(x, torch.Tensor):  # (anything else: refused by the function, by name)
+            if x.dtype not in FLOAT_DTYPES or not (x.is_cuda or _kernels_take(x)):
+                # as RMSNorm: torch's computation where the kernels do not run (a meta tensor)
+                s = x + residual
+                return torch.nn.functional.rms_norm(s, (self.hidden_size,), weight, self.eps), s
+            if weight.dtype not in (x.dtype, torch.float32):
+                weight = weight.float()  # a third dtype (a bf16 module on f32 x): used in f32
         return fused_add_rms_norm(x, residual, weight, self.eps)
 
     def extra_repr(self) -> str:
