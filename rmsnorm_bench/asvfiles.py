@@ -27,6 +27,7 @@ class BadFile(ValueError):
 # the keys of asv's config these tools read, with asv's defaults: each a path, read from the
 # config's folder (branches: a list of names)
 CONF_PATHS = {"results_dir": "results", "env_dir": "env", "html_dir": "html", "repo": "."}
+CONF_VERSION = 1  # the config format asv 0.6 reads (asv.config.Config.api_version)
 
 
 def read_conf(path=ROOT / "asv.conf.json") -> dict:
@@ -47,6 +48,8 @@ def read_conf(path=ROOT / "asv.conf.json") -> dict:
     if not isinstance(conf, dict):
         raise BadFile(f"{path}: not a config asv reads: not a JSON object")
     wrong = []
+    if conf.get("version") != CONF_VERSION:  # asv refuses a config of no or another version
+        wrong.append(f'"version" is {json.dumps(conf.get("version"))}, not {CONF_VERSION} (asv\'s)')
     for key, default in CONF_PATHS.items():
         value = conf.setdefault(key, default)
         if not isinstance(value, str) or not value.strip():

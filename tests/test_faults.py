@@ -344,7 +344,9 @@ def test_a_config_with_an_end_of_line_comment_is_read_as_asv_reads_it(conf_file)
 
 def test_a_config_read_without_asv_strips_comments_outside_strings(monkeypatch, tmp_path):
     path = tmp_path / "asv.conf.json"
-    path.write_text('{"show_commit_url": "https://x//y", // a comment\n /* and */ "env_dir": "e"}')
+    path.write_text(
+        '{"version": 1, "show_commit_url": "https://x//y", // a comment\n /* and */ "env_dir": "e"}'
+    )
     monkeypatch.setitem(sys.modules, "asv", None)  # asv not importable
     conf = asvfiles.read_conf(path)
     assert conf["show_commit_url"] == "https://x//y" and conf["env_dir"] == "e"
@@ -359,8 +361,9 @@ def test_a_config_read_without_asv_strips_comments_outside_strings(monkeypatch, 
         ),
         (lambda t: t.replace('"results_dir"', '"results_dir" "x"'), "not a config asv reads"),
         (lambda t: t.replace('"branches": ["main"]', '"branches": "main"'), '"branches" is "main"'),
+        (lambda t: t.replace('"version": 1,', ""), '"version" is null'),
     ],
-    ids=["results_dir 5", "syntax error", "branches a string"],
+    ids=["results_dir 5", "syntax error", "branches a string", "no version"],
 )
 def test_a_config_asv_refuses_is_named_by_every_tool(change, problem, conf_file, capsys):
     conf_file.write_text(change(conf_file.read_text()))
