@@ -265,7 +265,7 @@ def keep(results: Path, machine: str, copy: Path) -> None:
         if (results / machine).is_dir():
             for f in sorted((results / machine).rglob("*")):
                 target = making / "machine" / f.relative_to(results / machine)
-                target.mkdir() if f.is_dir() else _copy_new(f, target)
+                target.mkdir(parents=True) if f.is_dir() else _copy_new(f, target)
             (making / "machine").mkdir(exist_ok=True)
             manifest["machine"] = _listing(making / "machine")
             if manifest["machine"] != _listing(results / machine):
@@ -348,6 +348,12 @@ def restore(results: Path, machine: str, copy: Path) -> None:
     the run did not write is left as it is). WriteFailed where a file cannot be written."""
     folder = results / machine
     kept = copy / "machine"
+    if not kept.is_dir() and folder.is_dir():  # a machine folder this run made: removed
+        if all(_written_since(f, copy) for f in folder.rglob("*") if f.is_file()):
+            try:
+                shutil.rmtree(folder)
+            except OSError as e:
+                raise atomic.WriteFailed(folder, e, "removing") from None
     for f in folder.glob("*") if folder.is_dir() else []:
         if f.is_file() and not (kept / f.name).exists() and _written_since(f, copy):
             try:

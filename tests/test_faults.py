@@ -469,3 +469,12 @@ def test_a_merge_interrupted_midway_copies_nothing(store, tmp_path, monkeypatch,
         merge.main([str(source), "--into", str(store)])
     assert stopped.value.code == 130 and "nothing copied" in capsys.readouterr().err
     assert copies and stored(store) == before and not (store / "mi355x").exists()
+
+
+def test_a_new_machine_that_measured_nothing_leaves_no_folder(store, tmp_path):
+    # as before the copy was checked: the folder asv made for a machine is removed again
+    skipped = run_file(store, A, {("1x256-bf16", "triton"): NAN}, machine_name="mi355x")
+    new = store / "mi355x" / file_of(store, A).name
+    writes = {new: skipped, store / "mi355x" / "machine.json": '{"machine": "mi355x"}'}
+    got = asvrun.run_guarded(fake_asv(tmp_path, writes), "mi355x", store, store.parent / ".asv")
+    assert got == 2 and not (store / "mi355x").exists()
