@@ -11,6 +11,7 @@ where it cannot make one."""
 import errno
 import json
 import os
+import signal
 import sys
 import threading
 import time
@@ -277,6 +278,14 @@ def test_a_merge_onto_a_full_disk_copies_nothing_and_can_be_done_again(
 
 
 # item 5: publish onto a full disk, or while a run is on
+
+
+@pytest.fixture(autouse=True)
+def sigterm_as_it_was():
+    """publish.main handles SIGTERM for its process: put back for the tests that follow."""
+    before = signal.getsignal(signal.SIGTERM)
+    yield
+    signal.signal(signal.SIGTERM, before)
 
 
 def test_publish_onto_a_full_disk_names_it_and_leaves_the_dashboard(tmp_path, monkeypatch, capsys):
