@@ -9,6 +9,9 @@
   ``asvrun`` runs asv with what is stored kept, its command line checked first by
   ``asvargs``; ``compare`` (scripts/compare) runs ``asv continuous`` on two commits, then the
   report and the gate (``regressions``).
+- ``atomic``: every write of a stored or tracked file, whole or not at all, a failure named
+  by its cause; ``locks``: one run per environment and machine, and no merge, settling or
+  publishing while a run is on.
 - GPU tuning aids: ``sweep``, ``copy_ceiling``, ``profile_host``, ``training_step``;
   ``codegen`` compiles the kernels for sm_90 anywhere; ``validate`` checks results only;
   ``compile_cost`` times the torch_compile peer's set-up in fresh processes.
@@ -55,6 +58,16 @@ def revision(text: str) -> str:
     if not text.strip():
         raise argparse.ArgumentTypeError("expected a commit hash or its prefix, got nothing")
     return text.strip()
+
+
+def machine_name(text: str) -> str:
+    """An argparse type: a machine's name, never blank (which would read as the option not
+    given, and so as its default: another machine)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(
+            "expected a machine's name, got nothing (leave the option out for the default)"
+        )
+    return text
 
 
 def folder_problem(folder: Path, option: str) -> str | None:

@@ -12,22 +12,89 @@ writes a copy of asv.conf.json with some keys changed, for the shell entry point
 import itertools
 import json
 import math
-import re
 import subprocess
 import sys
 from pathlib import Path
 
-from . import ROOT, argument_parser
+from . import ROOT, argument_parser, atomic
 from .asvformat import STATS, machine_problems, param_value, problems
-
-
-def read_conf(path=ROOT / "asv.conf.json") -> dict:
-    """asv.conf.json as a dict (asv allows // comment lines; json does not)."""
-    return json.loads(re.sub(r"^\s*//.*$", "", Path(path).read_text(), flags=re.M))
 
 
 class BadFile(ValueError):
     """A file of asv's that cannot be used: the message names the file and the problem."""
+
+
+# the keys of asv's config these tools read, with asv's defaults: each a path, read from the
+# config's folder (branches: a list of names)
+CONF_PATHS = {"results_dir": "results", "env_dir": "env", "html_dir": "html", "repo": "."}
+CONF_VERSION = 1  # the config format asv 0.6 reads (asv.config.Config.api_version)
+
+
+def read_conf(path=ROOT / "asv.conf.json") -> dict:
+    """asv's config as asv reads it: through asv's own loader (JSON5, so // and /* */
+    comments, trailing commas), or, where asv is not importable, JSON less its comments.
+    BadFile names the file and what asv would refuse, or a key these tools read that is not
+    of its type (results_dir, env_dir, html_dir, repo: a path; branches: a list of names);
+    a path asv gives a default gets it."""
+    path = Path(path)
+    try:
+        conf = _load_conf(path)
+    except OSError as e:
+        raise BadFile(f"{path}: cannot be read ({e.strerror or e})") from None
+    except UnicodeDecodeError as e:
+        raise BadFile(f"{path}: not UTF-8 text (byte {e.start}: {e.reason})") from None
+    except ValueError as e:  # json5's and json's syntax errors
+        raise BadFile(f"{path}: not a config asv reads: {e}") from None
+    if not isinstance(conf, dict):
+        raise BadFile(f"{path}: not a config asv reads: not a JSON object")
+    wrong = []
+    if conf.get("version") != CONF_VERSION:  # asv refuses a config of no or another version
+        wrong.append(f'"version" is {json.dumps(conf.get("version"))}, not {CONF_VERSION} (asv\'s)')
+    for key, default in CONF_PATHS.items():
+        value = conf.setdefault(key, default)
+        if not isinstance(value, str) or not value.strip():
+            wrong.append(f'"{key}" is {json.dumps(value)}, not a path')
+    branches = conf.get("branches", ["main"])
+    if not isinstance(branches, list) or not all(isinstance(b, str) and b for b in branches):
+        wrong.append(f'"branches" is {json.dumps(branches)}, not a list of branch names')
+    if wrong:
+        raise BadFile(f"{path}: {'; '.join(wrong)}")
+    return conf
+
+
+def _load_conf(path: Path):
+    try:
+        from asv import util as asv_util
+    except ImportError:  # a tool run outside .venv: comments stripped here
+        return json.loads(_without_comments(path.read_text(encoding="utf-8")))
+    try:
+        return asv_util.load_json(str(path), js_comments=True)
+    except asv_util.UserError as e:
+        raise ValueError(str(e)) from None
+
+
+def _without_comments(text: str) -> str:
+    """JSON text less its // and /* */ comments (outside strings)."""
+    out, i, quoted = [], 0, False
+    while i < len(text):
+        c = text[i]
+        if quoted:
+            out.append(text[i : i + 2] if c == "\\" else c)
+            i += 2 if c == "\\" else 1
+            quoted = c != '"'
+            continue
+        if text.startswith("//", i):
+            end = text.find("\n", i)
+            i = len(text) if end < 0 else end
+            continue
+        if text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            i = len(text) if end < 0 else end + 2
+            continue
+        quoted = c == '"'
+        out.append(c)
+        i += 1
+    return "".join(out)
 
 
 def read_json(path: Path):
@@ -258,10 +325,11 @@ def union_benchmarks(results_dir: Path) -> dict:
     return benchmarks
 
 
-def write_conf(out: Path, changes: dict, conf: Path = ROOT / "asv.conf.json") -> None:
+def write_conf(out: Path, changes: dict, conf: Path | None = None) -> None:
     """A copy of asv's config with some keys changed. asv resolves the config's relative paths
     from the config's folder: write the copy beside asv.conf.json."""
-    Path(out).write_text(json.dumps({**read_conf(conf), **changes}, indent=4))
+    settings = read_conf(conf) if conf else read_conf()  # default: asv.conf.json
+    atomic.write_text(out, json.dumps({**settings, **changes}, indent=4))
 
 
 def main(argv=None) -> int:
@@ -283,6 +351,8 @@ def main(argv=None) -> int:
         ap.exit(2, f"asvfiles: conf-copy: {out} is a file of the repository; write a copy\n")
     try:
         write_conf(out, changes)
+    except (BadFile, atomic.WriteFailed) as e:
+        ap.exit(2, f"asvfiles: conf-copy: {e}\n")
     except OSError as e:
         ap.exit(2, f"asvfiles: conf-copy: cannot write {out} ({e.strerror or e})\n")
     return 0

@@ -15,7 +15,11 @@ What scripts/run and scripts/compare call once they have set up the environment:
   this process and by asv, released when both have ended, however they end; asv is ended
   when this process ends, even by kill -9). A second run waits for the first, saying so, or
   with --no-wait refuses (exit 2). Runs on two GPUs of one host (--gpu) have their own
-  environment and machine name, so they go side by side.
+  environment and machine name, so they go side by side. The results folder's lock
+  (rmsnorm_bench.locks) is held shared: merge, store and publish wait for the run to end.
+- A read-only results folder is found before asv runs, and a copy that cannot be made (a
+  full disk) stops the run there: named, exit 2, nothing changed. Every file is written
+  whole or not at all (rmsnorm_bench.atomic).
 - results/<machine>/ and results/benchmarks.json are copied before asv runs and merged back
   after (rmsnorm_bench.store): a figure the run did not measure keeps its stored value, one
   it re-measured is replaced and named. A run that measured nothing exits non-zero and
@@ -38,8 +42,8 @@ options or a run that measured nothing, 130 when interrupted (what was measured 
 """
 
 import contextlib
-import fcntl
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -52,6 +56,7 @@ from . import (
     argument_parser,
     asvargs,
     asvfiles,
+    atomic,
     instrument,
     lifetime,
     machine,
@@ -60,56 +65,11 @@ from . import (
     store,
     user_path,
 )
+from .locks import Busy, Locks, results_lock
 
 
 def say(text: str) -> None:
     print(f"run: {text}", file=sys.stderr, flush=True)
-
-
-class Busy(Exception):
-    pass
-
-
-class Locks:
-    """Exclusive flocks on files in `folder`, taken in a fixed order; each file names its
-    holder. Waits for a holder to finish (saying who it is), or raises Busy with wait=False."""
-
-    def __init__(self, folder: Path, names: list[str], wait: bool = True):
-        self.paths = [folder / name for name in sorted(set(names))]
-        self.wait = wait
-        self.files = []
-
-    def __enter__(self):
-        try:
-            for path in self.paths:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                f = open(path, "a+")  # noqa: SIM115 - held until __exit__
-                self.files.append(f)
-                try:
-                    fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                except BlockingIOError:
-                    f.seek(0)
-                    holder = f.read().strip() or "another process"
-                    if not self.wait:
-                        raise Busy(f"{path} is held by {holder}") from None
-                    say(f"waiting for {path}, held by {holder} (Ctrl-C gives up)")
-                    fcntl.flock(f, fcntl.LOCK_EX)
-                f.truncate(0)
-                f.write(f"pid {os.getpid()} ({' '.join(sys.argv[1:])[:200]}), since {time.ctime()}")
-                f.flush()
-        except BaseException:
-            self.__exit__()
-            raise
-        return self
-
-    def __exit__(self, *exc):
-        for f in self.files:
-            f.close()  # closing releases the lock (once no child holds it too)
-        self.files = []
-
-    def fds(self) -> list[int]:
-        """The locks' file descriptors: a child given them holds the locks while it lives."""
-        return [f.fileno() for f in self.files]
 
 
 class Follow(threading.Thread):
@@ -216,7 +176,10 @@ def run_guarded(
     overridden = [var for var in asvargs.OVERRIDES if env.get(var)]
     env_lock = f"lock-{Path(env_dir).name}"
     asked = time.time()
-    with Locks(state, [env_lock, f"lock-results-{machine}"], wait=wait) as locks:
+    with (
+        Locks(state, [env_lock, f"lock-results-{machine}"], wait=wait) as locks,
+        results_lock(results, wait=wait, shared=True) as shared,  # no merge, store, publish
+    ):
         copy = (keep_in or state) / f"kept-{machine}"
         if copy.is_dir():  # a run killed before it could settle: its copy is merged now
             left = store.settle(results, machine, copy)
@@ -226,12 +189,18 @@ def run_guarded(
                 asvfiles.load_runs(results / machine)
             except asvfiles.BadFile as e:
                 raise asvfiles.BadFile(f"{e}; nothing ran (fix or remove that file)") from None
+        for folder in (results, results / machine):  # a read-only one: found before asv runs
+            atomic.check_writable(folder, "nothing ran")
         store.keep(results, machine, copy)
         log = (keep_in or state) / f"progress-{machine}.log"
-        log.write_text("")
-        env[progress.VAR] = str(log)
         times = (keep_in or state) / f"times-{machine}.jsonl"  # each case's phases, as JSON
-        times.write_text("")
+        for path in (log, times):
+            try:
+                path.write_text("")
+            except OSError as e:
+                shutil.rmtree(copy, ignore_errors=True)  # nothing ran: the copy is not needed
+                raise atomic.WriteFailed(path, e, "starting") from None
+        env[progress.VAR] = str(log)
         env[progress.TIMES_VAR] = str(times)
         follow = Follow(log)
         follow.start()
@@ -240,7 +209,7 @@ def run_guarded(
         start = time.monotonic()
         status = None
         try:
-            status = run_asv(command, env, hold=locks.fds())
+            status = run_asv(command, env, hold=locks.fds() + shared.fds())
         finally:
             follow.stop()
             if recorder:
@@ -268,7 +237,14 @@ def run_guarded(
     if recorder:
         try:
             write_record(recorder, progress.read_times(times), status, results / "benchmarks.json")
-        except (OSError, ValueError, KeyError, TypeError, asvfiles.BadFile) as e:
+        except (
+            OSError,
+            ValueError,
+            KeyError,
+            TypeError,
+            asvfiles.BadFile,
+            atomic.WriteFailed,
+        ) as e:
             # the results are stored; only the record of where the time went is missing
             say(f"record not written ({type(e).__name__}: {e}); the results are stored")
     return status
@@ -366,7 +342,7 @@ def main(argv=None) -> int:
         ap.exit(2, f"run: refused, another run is on: {e}\n")
     except KeyboardInterrupt:
         ap.exit(130, "run: interrupted while waiting; nothing ran\n")
-    except asvfiles.BadFile as e:
+    except (asvfiles.BadFile, atomic.WriteFailed) as e:
         ap.exit(2, f"run: {e}\n")
 
 

@@ -42,7 +42,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from . import ROOT, argument_parser, asvfiles, asvrun, machine, regressions, report
+from . import ROOT, argument_parser, asvfiles, asvrun, machine, machine_name, regressions, report
 
 DEFAULT_FACTOR = 1.1
 
@@ -75,7 +75,10 @@ def parser() -> argparse.ArgumentParser:
     )
     ap.allow_abbrev = False  # --self would be --self-test otherwise
     ap.add_argument(
-        "--machine", metavar="NAME", help="the machine's name (default: the GPU's, or cpu-smoke)"
+        "--machine",
+        type=machine_name,
+        metavar="NAME",
+        help="the machine's name (default: the GPU's, or cpu-smoke)",
     )
     ap.add_argument(
         "--gpu", metavar="INDEX", help="the index of the GPU to run on (CUDA_VISIBLE_DEVICES)"
@@ -261,7 +264,9 @@ def main(argv=None) -> int:
             raise Refused("--conf is scripts/compare's to give (asv's config for the GPU used)")
         if not args.check and (args.conf is None or args.machine is None):
             raise Refused("--conf and --machine are needed: run it as bash scripts/compare")
-    except Refused as e:
+        if args.check:  # asv's config as asv reads it, before anything is set up (asvrun
+            asvfiles.read_conf()  # reads the one scripts/compare gives)
+    except (Refused, asvfiles.BadFile) as e:
         ap.exit(2, f"compare: {e}\n")
     if args.check:  # for scripts/_env.sh, which reads `machine` and `gpu`
         print(f"machine={shlex.quote(args.machine or '')}\ngpu={shlex.quote(args.gpu or '')}")

@@ -89,6 +89,8 @@ def print_headline(run, cases: str | None, ceiling_gbps=None):
     """Print the headline of `run`; `cases` as --cases gives them (None: CASES), each one
     that ours did not measure there refused (exit 2)."""
     wanted = [c.strip() for c in cases.split(",") if c.strip()] if cases is not None else CASES
+    if twice := sorted({c for c in wanted if wanted.count(c) > 1}):
+        fail(f"report: --cases {', '.join(twice)}: given twice; name each case once")
     measured = measured_cases(figures(run))
     missing = [c for c in wanted if c not in measured]
     if missing or not wanted:

@@ -31,7 +31,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from . import ROOT, argument_parser
+from . import ROOT, argument_parser, machine_name
 from .asvfiles import BadFile, load_machine, read_conf, read_json
 
 # a folder name under results/ and in asv's files: never "." or "..", nor a hidden name; short
@@ -162,7 +162,9 @@ def shown(name: str) -> str:
 
 def main(argv=None) -> int:
     ap = argument_parser(__spec__.name, __doc__)
-    ap.add_argument("--machine", help="default: the GPU's name, cpu-smoke without one")
+    ap.add_argument(
+        "--machine", type=machine_name, help="default: the GPU's name, cpu-smoke without one"
+    )
     ap.add_argument("--gpu", help="the index of the GPU a run uses (CUDA_VISIBLE_DEVICES)")
     ap.add_argument("--register", action="store_true", help="write asv's machine file")
     ap.add_argument(
@@ -171,10 +173,13 @@ def main(argv=None) -> int:
         help="with --register: register even where the name's committed machine.json records "
         "other facts (the same machine, changed: a new driver or torch)",
     )
-    ap.add_argument(
-        "--results", type=Path, default=ROOT / read_conf()["results_dir"], help="results/"
-    )
+    ap.add_argument("--results", type=Path, help="default: asv.conf.json's results_dir")
     args = ap.parse_args(argv)
+    if args.results is None:
+        try:
+            args.results = ROOT / read_conf()["results_dir"]
+        except BadFile as e:
+            ap.exit(2, f"machine: {e}\n")
     if args.gpu and not args.gpu.isdigit():
         ap.exit(2, f"machine: --gpu takes a GPU index, got {args.gpu!r}\n")
     if args.machine and not NAME.fullmatch(args.machine):

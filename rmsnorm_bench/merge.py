@@ -20,13 +20,13 @@ number. results/benchmarks.json, which asv writes anew from the benchmarks, is n
 """
 
 import filecmp
-import shutil
 import sys
 from pathlib import Path
 
-from . import ROOT, argument_parser, folder_problem, store
+from . import ROOT, argument_parser, atomic, folder_problem, locks, store
 from .asvfiles import BadFile, is_verdict, read_json, readable_runs, same_commit
 from .asvformat import machine_problems, problems
+from .locks import results_lock
 
 
 def plan(source: Path, into: Path):
@@ -102,9 +102,10 @@ def archives(source: Path, into: Path, new: list, same: list, bad: list, in_the_
         new.append((f, folder / name))
 
 
-def make_folders(folders: list[Path]) -> None:
-    """Make the folders the files go into, before any file is copied; where one cannot be
-    made, the ones made are removed again and OSError names the one that could not."""
+def make_folders(folders: list[Path]) -> list[Path]:
+    """Make the folders the files go into, before any file is copied, and return those made;
+    where one cannot be made, the ones made are removed again and WriteFailed names the one
+    that could not, and why."""
     made = []
     try:
         for folder in folders:
@@ -113,9 +114,32 @@ def make_folders(folders: list[Path]) -> None:
                 part.mkdir()
                 made.append(part)
     except OSError as e:
-        for part in reversed(made):
-            part.rmdir()
-        raise OSError(f"cannot make {e.filename or folder} ({e.strerror or e})") from None
+        undo([], made)
+        raise atomic.WriteFailed(e.filename or folder, e, "making") from None
+    return made
+
+
+def undo(copied: list[Path], made: list[Path]) -> None:
+    """Remove the files this merge copied and the folders it made (a failed merge)."""
+    for path in reversed(copied):
+        path.unlink(missing_ok=True)
+    for part in reversed(made):
+        part.rmdir()
+
+
+def copy_all(new: list) -> None:
+    """Copy each (source, target) of `new`, each file whole (atomic); where one cannot be
+    copied, those copied and the folders made are removed again, and WriteFailed names the
+    file and the cause: a merge adds every file or none."""
+    made = make_folders(sorted({target.parent for _, target in new}))
+    copied = []
+    try:
+        for src, target in new:
+            atomic.copy_file(src, target)
+            copied.append(target)
+    except BaseException:
+        undo(copied, made)
+        raise
 
 
 def main(argv=None) -> int:
@@ -132,6 +156,19 @@ def main(argv=None) -> int:
                 "(give another clone's results/)\n")  # fmt: skip
     if problem := folder_problem(args.into, "--into"):
         ap.exit(2, f"merge: refused, nothing copied: {problem}\n")
+    try:  # never while a run has asv's files in the results, nor beside another merge
+        atomic.check_writable(args.into)
+        with results_lock(args.into, tool="merge"):
+            return merge(ap, args)
+    except atomic.WriteFailed as e:
+        ap.exit(2, f"merge: refused, nothing copied: {e}\n")
+    except KeyboardInterrupt:  # the files copied so far are removed again (copy_all)
+        ap.exit(130, "merge: interrupted, nothing copied\n")
+    except locks.Busy as e:  # pragma: no cover - merge waits
+        ap.exit(2, f"merge: {e}\n")
+
+
+def merge(ap, args) -> int:
     new, same, conflicts, bad, in_the_way = plan(args.source, args.into)
     if bad:
         ap.exit(2, "merge: refused, nothing copied: bad input:\n  " + "\n  ".join(bad) + "\n")
@@ -144,12 +181,7 @@ def main(argv=None) -> int:
             f"merge: refused, nothing copied: {len(conflicts)} file(s) exist with other "
             f"content (the same machine name used twice?):\n  {names}\n",
         )
-    try:
-        make_folders(sorted({target.parent for _, target in new}))
-    except OSError as e:
-        ap.exit(2, f"merge: refused, nothing copied: --into {args.into}: {e}\n")
-    for src, target in new:
-        shutil.copy2(src, target)
+    copy_all(new)
     print(f"merge: {len(new)} file(s) copied, {len(same)} already here")
     return 0
 

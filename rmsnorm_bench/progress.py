@@ -29,18 +29,25 @@ def line(op, phase, index, count, label, backend, status, seconds) -> str:
 
 
 def record(text: str) -> None:
-    """Append a line to the progress log, where RMSNORM_BENCH_PROGRESS names one."""
+    """Append a line to the progress log, where RMSNORM_BENCH_PROGRESS names one. A line that
+    cannot be written (a full disk) is lost, never the measurement that was logging it."""
     if os.environ.get(VAR):
-        with open(os.environ[VAR], "a") as f:
-            f.write(text + "\n")
+        _append(os.environ[VAR], text + "\n")
+
+
+def _append(path: str, text: str) -> None:
+    try:
+        with open(path, "a") as f:
+            f.write(text)
+    except OSError:
+        pass  # the log and the times are what a run reports, not what it measures
 
 
 def record_times(**facts) -> None:
     """Append one JSON line of facts (a case's, or a benchmark process's) to the file named by
     RMSNORM_BENCH_TIMES, where one is named."""
     if os.environ.get(TIMES_VAR):
-        with open(os.environ[TIMES_VAR], "a") as f:
-            f.write(json.dumps(facts) + "\n")
+        _append(os.environ[TIMES_VAR], json.dumps(facts) + "\n")
 
 
 def read_times(path: Path) -> list[dict]:

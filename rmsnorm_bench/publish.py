@@ -43,7 +43,8 @@ import sys
 import tempfile
 from pathlib import Path
 
-from . import ROOT, argument_parser, asvfiles, pages, report, user_path, vendor
+from . import ROOT, argument_parser, asvfiles, atomic, pages, report, user_path, vendor
+from .locks import results_lock
 
 COMMIT_URL_ENV = "RMSNORM_BENCH_COMMIT_URL"
 # asv.conf.json's show_commit_url until the project's repository is known
@@ -325,7 +326,10 @@ def _terminated(signum, frame):
 
 def main(argv=None) -> int:
     ap = argument_parser(__spec__.name, __doc__)
-    conf = asvfiles.read_conf()
+    try:
+        conf = asvfiles.read_conf()
+    except asvfiles.BadFile as e:
+        ap.exit(2, f"publish: {e}\n")
     ap.add_argument("--html-dir", type=user_path, default=ROOT / conf["html_dir"], help="html/")
     ap.add_argument("--branch", help=f"default: {', '.join(conf['branches'])}")
     ap.add_argument("--preview", type=int, nargs="?", const=8080, metavar="PORT")
@@ -346,11 +350,21 @@ def main(argv=None) -> int:
         if warning:
             print(f"publish: warning: {warning}", file=sys.stderr)
         branches = [args.branch] if args.branch else conf["branches"]
-        publish(out, branches, url=url)
+        with results_lock(ROOT / conf["results_dir"], tool="publish"):  # never mid-run
+            publish(out, branches, url=url)
     except (PublishError, vendor.NoLocalCopy, pages.PageError) as e:
         ap.exit(2, f"publish: {e}\n")
-    except subprocess.CalledProcessError as e:
-        ap.exit(1, f"publish: asv publish failed (exit status {e.returncode}); {out} unchanged\n")
+    except atomic.WriteFailed as e:
+        ap.exit(2, f"publish: {e}; {out} unchanged\n")
+    except shutil.Error as e:  # a copy of many files: its first failure
+        src, dst, why = e.args[0][0] if e.args and e.args[0] else ("", "", e)
+        ap.exit(2, f"publish: copying to {dst} failed: {why}; {out} unchanged\n")
+    except OSError as e:  # a full disk, a read-only folder: named, never a traceback
+        where = f" {e.filename}" if e.filename else ""
+        ap.exit(2, f"publish: writing{where} failed: {atomic.cause(e)}; {out} unchanged\n")
+    except subprocess.CalledProcessError as e:  # (not 1: that is a regression's status)
+        ap.exit(2, f"publish: asv publish failed (exit status {e.returncode}, see above); "
+                f"{out} unchanged\n")  # fmt: skip
     print(f"publish: dashboard in {out} (served by a local server: scripts/publish --preview)")
     if httpd is not None:
         serve(httpd, out)

@@ -45,7 +45,7 @@ import re
 import sys
 from pathlib import Path
 
-from . import ROOT, argument_parser, revision
+from . import ROOT, argument_parser, machine_name, revision
 from .asvfiles import (
     BadCommit,
     BadFile,
@@ -197,7 +197,7 @@ def check_machine(
 
 def main(argv=None) -> int:
     ap = argument_parser(__spec__.name, __doc__)
-    ap.add_argument("--machine", help="default: every machine under --results")
+    ap.add_argument("--machine", type=machine_name, help="default: every machine under --results")
     ap.add_argument("--threshold", type=float, default=1.1, help="a slowdown factor (1.1)")
     ap.add_argument("--public-time", action="store_true", help="let track_time gate too")
     ap.add_argument("--cold", action="store_true", help="let track_device_time_cold gate too")

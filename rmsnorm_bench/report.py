@@ -28,10 +28,11 @@ ours did not measure there is refused (exit 2).
 """
 
 import html
+import math
 import sys
 from pathlib import Path
 
-from . import ROOT, argument_parser, revision
+from . import ROOT, argument_parser, atomic, machine_name, revision
 from .asvfiles import BadCommit, BadFile, clone_lacks, figures, load_runs, pick_commit
 from .instrument import Shape, ideal_bytes
 
@@ -66,6 +67,12 @@ def load(machine: str | None, commit: str | None, base: Path = ROOT / "results")
     if not runs:
         fail(f"report: no results under {base}")
     return max(runs, key=lambda r: (r["date"], r["commit_hash"]))
+
+
+# the copy ceilings --copy-ceiling takes (GB/s): a CPU's few GB/s up to far past any GPU's
+# memory (an H200's is about 4,200); a value outside is another unit or a typo, whose
+# percentages (1e-300: numbers of 300 digits) mean nothing
+CEILING_RANGE = (0.01, 1e6)
 
 
 def fail(message: str):
@@ -325,10 +332,10 @@ def write(run, out: Path, ceiling_gbps=None, plot=True, page=False, intro="") ->
                 images.append(f"{name}.png")
         written += [out / "report.png", *(out / i for i in images)]
     ops_md = "".join(f"\n\n![{i}]({i})" for i in images)
-    (out / "report.md").write_text(f"{md}{ops_md}\n")
+    atomic.write_text(out / "report.md", f"{md}{ops_md}\n")
     if page:
         text = render_html(md, title, [*images, "report.png"] if plot else [])
-        (out / "index.html").write_text(text.replace("<body>\n", f"<body>\n{intro}\n", 1))
+        atomic.write_text(out / "index.html", text.replace("<body>\n", f"<body>\n{intro}\n", 1))
         written.append(out / "index.html")
     return written
 
@@ -370,7 +377,9 @@ def other_report(out: Path, run: dict) -> str | None:
 
 def main(argv=None):
     ap = argument_parser(__spec__.name, __doc__)
-    ap.add_argument("--machine", help="default: the machine with the newest results")
+    ap.add_argument(
+        "--machine", type=machine_name, help="default: the machine with the newest results"
+    )
     ap.add_argument("--commit", type=revision, help="a commit hash or prefix; default: the newest")
     ap.add_argument("--out", type=Path, help="also write report.md and the plots there")
     ap.add_argument("--no-plot", action="store_true", help="with --out: no plots")
@@ -397,8 +406,15 @@ def main(argv=None):
         ap.error("--html writes index.html into --out DIR: give --out")
     if args.out and (problem := out_problem(args.out, args.results, REPORT_RECORDED)):
         ap.error(problem)
-    if args.copy_ceiling is not None and not args.copy_ceiling > 0:
+    if args.copy_ceiling is not None and not 0 < args.copy_ceiling < math.inf:
         ap.error(f"--copy-ceiling: expected GB/s above 0, got {args.copy_ceiling}")
+    if (
+        args.copy_ceiling is not None
+        and not CEILING_RANGE[0] <= args.copy_ceiling <= CEILING_RANGE[1]
+    ):
+        low, high = CEILING_RANGE
+        ap.error(f"--copy-ceiling: {args.copy_ceiling:g} GB/s is no copy bandwidth of a machine "
+                 f"(from {low:g} to {high:,.0f} GB/s); is it in another unit?")  # fmt: skip
     run = load(args.machine, args.commit, args.results)
     if warning := clone_lacks(run["commit_hash"]):
         print(f"report: {warning}", file=sys.stderr)
@@ -418,7 +434,9 @@ def main(argv=None):
         try:
             written = write(run, args.out, args.copy_ceiling, not args.no_plot, args.html)
         except OSError as e:  # a part of the path that is a file, no permission, a full disk
-            fail(f"report: cannot write into {args.out}: {e.strerror or e}")
+            fail(f"report: cannot write into {args.out}: {atomic.cause(e)}")
+        except atomic.WriteFailed as e:
+            fail(f"report: {e}")
         print(f"\nreport: wrote {', '.join(str(w) for w in written)}")
 
 

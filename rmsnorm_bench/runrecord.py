@@ -40,7 +40,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import ROOT, argument_parser
+from . import ROOT, argument_parser, atomic
 from .asvfiles import BadFile, read_json, results_files
 
 RUNS = ROOT / "docs" / "runs"
@@ -163,8 +163,8 @@ class Recorder:
     def write(self, record: dict) -> Path:
         path = self.path or default_path(self.machine, record["commit"], self.folder)
         path.parent.mkdir(parents=True, exist_ok=True)
-        with open(path, "x") as f:  # never over a record (a name given is checked up front)
-            f.write(json.dumps(record, indent=1) + "\n")
+        # whole or not at all, never over a record (a name given is checked up front)
+        atomic.write_text(path, json.dumps(record, indent=1) + "\n", new=True)
         return path
 
 

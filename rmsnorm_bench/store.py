@@ -20,23 +20,32 @@ stored file is kept whole, and the new file holds the new run's figures alone wh
 differ. So is the file of a commit that a run measured again in an environment of another name
 (another Python: asv writes a second file), since the tools read one file per machine and
 commit: the new one replaces it, unless it measured nothing.
+The copy is made aside and renamed once whole, with a manifest of each file's size and
+SHA-256 (kept.json); a copy is settled only once checked against it, so a part of a file is
+never put in the results, and a file missing from it never read as one to delete. Every
+write is whole or not at all (rmsnorm_bench.atomic); a settling that fails keeps the copy.
 Called without options, this module settles a copy left behind by a run that was killed
 (asvrun does so by itself before its next run), into the results folder it was kept of only;
 a RESULTS_DIR that is not that folder, or a file of the copy that cannot be read, is refused
 (exit status 2) and the copy left as it was.
 """
 
+import errno
+import hashlib
 import itertools
 import json
 import math
+import os
 import shutil
 import sys
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import ROOT, argument_parser
+from . import ROOT, argument_parser, atomic
 from .asvfiles import BadFile, read_json, readable_runs, results_files
 from .asvformat import PER_PARAMS, problems
+from .locks import results_lock
 
 
 def _measured(value) -> bool:
@@ -194,10 +203,8 @@ def merge_runs(old: dict, new: dict, interrupted: bool = False) -> Merged:
 
 
 def _write_json(path: Path, data: dict) -> None:
-    """Written as asv writes its results (compact, NaN as NaN), through a temporary file."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(data))
-    tmp.replace(path)
+    """Written as asv writes its results (compact, NaN as NaN), whole or not at all."""
+    atomic.write_text(path, json.dumps(data))
 
 
 @dataclass
@@ -207,35 +214,192 @@ class Outcome:
     lines: list = field(default_factory=list)
 
 
+# the list of what a copy holds (each file's size and SHA-256), written last: a copy without
+# it, or whose files differ from it, is not whole and is never settled
+MANIFEST = "kept.json"
+
+
+class BadCopy(BadFile):
+    """A kept copy that is not whole (a write that failed, a kill while it was made, a file
+    changed since): settling it could put a part of a file in the results, or delete one.
+    The message says what to do: nothing is settled from it, by any tool."""
+
+    def __init__(self, problem: str, copy: Path):
+        super().__init__(
+            f"{problem}; nothing is settled from it: compare the results with what it holds "
+            f"(a file of it whole and newer than the stored one may be put back by hand), then "
+            f"remove it (rm -r {copy})"
+        )
+
+
+def _digest(path: Path) -> dict:
+    data = path.read_bytes()
+    return {"size": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+
+
+def _listing(folder: Path) -> dict:
+    """{relative path: size and digest} of every file under `folder`."""
+    return {
+        p.relative_to(folder).as_posix(): _digest(p)
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
+
+
 def keep(results: Path, machine: str, copy: Path) -> None:
-    """Copy results/<machine>/ and results/benchmarks.json to `copy` before a run."""
+    """Copy results/<machine>/ and results/benchmarks.json to `copy` before a run: made in a
+    temporary folder beside it, each file read back and listed in the copy's manifest, and
+    renamed to `copy` once whole. WriteFailed where it cannot be made (the results as they
+    were, no copy left)."""
     if copy.exists():
         shutil.rmtree(copy)
-    copy.mkdir(parents=True)
-    if (results / machine).is_dir():
-        shutil.copytree(results / machine, copy / "machine")
-    if (results / "benchmarks.json").is_file():
-        shutil.copy2(results / "benchmarks.json", copy / "benchmarks.json")
+    for left in copy.parent.glob(f".{copy.name}.*.part"):  # of a run killed while it copied
+        shutil.rmtree(left, ignore_errors=True)
+    _make_folder(copy.parent)
+    try:
+        making = Path(tempfile.mkdtemp(dir=copy.parent, prefix=f".{copy.name}.", suffix=".part"))
+    except OSError as e:
+        raise atomic.WriteFailed(copy, e, "making the copy of the results in") from None
+    try:
+        manifest = {"machine": None, "benchmarks.json": None}
+        if (results / machine).is_dir():
+            for f in sorted((results / machine).rglob("*")):
+                target = making / "machine" / f.relative_to(results / machine)
+                target.mkdir(parents=True) if f.is_dir() else _copy_new(f, target)
+            (making / "machine").mkdir(exist_ok=True)
+            manifest["machine"] = _listing(making / "machine")
+            if manifest["machine"] != _listing(results / machine):
+                raise OSError(errno.EIO, "the copy differs from the results it was made of")
+        if (results / "benchmarks.json").is_file():
+            _copy_new(results / "benchmarks.json", making / "benchmarks.json")
+            manifest["benchmarks.json"] = _digest(making / "benchmarks.json")
+            if manifest["benchmarks.json"] != _digest(results / "benchmarks.json"):
+                raise OSError(errno.EIO, "the copy differs from the results it was made of")
+        atomic.write_text(making / MANIFEST, json.dumps(manifest, indent=1))
+        os.replace(making, copy)
+        atomic.sync_folder(copy.parent)
+    except (OSError, atomic.WriteFailed) as e:
+        shutil.rmtree(making, ignore_errors=True)
+        error = e.error if isinstance(e, atomic.WriteFailed) else e
+        raise atomic.WriteFailed(
+            copy, error, "making the copy of the results in", "nothing ran, nothing changed"
+        ) from None
+    except BaseException:
+        shutil.rmtree(making, ignore_errors=True)
+        raise
+
+
+def _copy_new(source: Path, target: Path) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    atomic.copy_file(source, target)
+
+
+def check_copy(copy: Path) -> dict:
+    """The manifest of a kept copy, once every file of the copy is found whole: JSON that
+    parses (BadFile names one that does not), and the size and digest the manifest lists.
+    BadCopy where it is not whole."""
+    for path in sorted(copy.rglob("*.json")):
+        if path.name != MANIFEST:
+            read_json(path)
+    try:
+        manifest = read_json(copy / MANIFEST)
+    except BadFile as e:
+        raise BadCopy(
+            f"{copy} is not a whole copy (no readable {MANIFEST}: it was being made when its "
+            f"run stopped, or made before copies were checked): {e}",
+            copy,
+        ) from None
+    if not isinstance(manifest, dict) or set(manifest) != {"machine", "benchmarks.json"}:
+        raise BadCopy(f"{copy / MANIFEST}: not a manifest of a kept copy", copy)
+    wrong = []
+    listed = manifest["machine"] or {}
+    found = _listing(copy / "machine") if (copy / "machine").is_dir() else {}
+    for name in sorted({*listed, *found}):
+        if name not in found:
+            wrong.append(f"machine/{name} is missing")
+        elif name not in listed:
+            wrong.append(f"machine/{name} is not listed")
+        elif found[name] != listed[name]:
+            wrong.append(f"machine/{name} differs from what was copied")
+    if manifest["machine"] is None and (copy / "machine").exists():
+        wrong.append("machine/ is not listed")
+    bench = copy / "benchmarks.json"
+    if manifest["benchmarks.json"] is None:
+        if bench.exists():
+            wrong.append("benchmarks.json is not listed")
+    elif not bench.is_file():
+        wrong.append("benchmarks.json is missing")
+    elif _digest(bench) != manifest["benchmarks.json"]:
+        wrong.append(f"benchmarks.json differs from what was copied ({bench.stat().st_size} of "
+                     f"{manifest['benchmarks.json']['size']} bytes)")  # fmt: skip
+    if wrong:
+        raise BadCopy(f"{copy} is not the copy that was kept: {'; '.join(wrong)}", copy)
+    return manifest
+
+
+def _written_since(path: Path, copy: Path) -> bool:
+    """Whether `path` was written after the copy was made (by the run): a file another
+    process put in during the run (a merge copies its files' times along) was not."""
+    return path.stat().st_mtime_ns >= (copy / MANIFEST).stat().st_mtime_ns
 
 
 def restore(results: Path, machine: str, copy: Path) -> None:
-    """Put results/<machine>/ and results/benchmarks.json back as `keep` copied them."""
+    """Put results/<machine>/ and results/benchmarks.json back as `keep` copied them (a file
+    the run did not write is left as it is). WriteFailed where a file cannot be written."""
     folder = results / machine
-    if (copy / "machine").is_dir():
-        for f in folder.glob("*") if folder.is_dir() else []:
-            if not (copy / "machine" / f.name).exists() and f.is_file():
+    kept = copy / "machine"
+    if not kept.is_dir() and folder.is_dir():  # a machine folder this run made: removed
+        if all(_written_since(f, copy) for f in folder.rglob("*") if f.is_file()):
+            try:
+                shutil.rmtree(folder)
+            except OSError as e:
+                raise atomic.WriteFailed(folder, e, "removing") from None
+    for f in folder.glob("*") if folder.is_dir() else []:
+        if f.is_file() and not (kept / f.name).exists() and _written_since(f, copy):
+            try:
                 f.unlink()
-        shutil.copytree(copy / "machine", folder, dirs_exist_ok=True)
-    elif folder.is_dir():
-        shutil.rmtree(folder)
+            except OSError as e:
+                raise atomic.WriteFailed(f, e, "removing") from None
+    for f in sorted(kept.rglob("*")) if kept.is_dir() else []:
+        back = folder / f.relative_to(kept)
+        if f.is_dir():
+            _make_folder(back)
+        elif not back.is_file() or back.read_bytes() != f.read_bytes():
+            _make_folder(back.parent)
+            atomic.copy_file(f, back)
     restore_benchmarks(results, copy)
 
 
+def _make_folder(folder: Path) -> None:
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise atomic.WriteFailed(folder, e, "making") from None
+
+
 def restore_benchmarks(results: Path, copy: Path) -> None:
+    """results/benchmarks.json as the copy holds it; removed only where the copy's manifest
+    says there was none before the run (a part of the copy missing is never read so)."""
+    target = results / "benchmarks.json"
     if (copy / "benchmarks.json").is_file():
-        shutil.copy2(copy / "benchmarks.json", results / "benchmarks.json")
-    elif (results / "benchmarks.json").exists():
-        (results / "benchmarks.json").unlink()
+        if not target.is_file() or target.read_bytes() != (copy / "benchmarks.json").read_bytes():
+            atomic.copy_file(copy / "benchmarks.json", target)
+    elif read_json(copy / MANIFEST)["benchmarks.json"] is None and target.exists():
+        try:
+            target.unlink()
+        except OSError as e:
+            raise atomic.WriteFailed(target, e, "removing") from None
+
+
+def discard(copy: Path) -> None:
+    """Remove a settled copy: renamed first, so that no part of it is ever read as a copy."""
+    gone = copy.with_name(f".{copy.name}.settled")
+    shutil.rmtree(gone, ignore_errors=True)
+    try:
+        os.replace(copy, gone)
+    except OSError as e:
+        raise atomic.WriteFailed(copy, e, "removing the settled copy") from None
+    shutil.rmtree(gone, ignore_errors=True)
 
 
 def archive_path(folder: Path, name: str) -> Path:
@@ -288,7 +452,15 @@ def settle(
     the copy. Nothing measured: every file is put back as it was. keep_benchmarks: put
     results/benchmarks.json back too (a run with overridden shapes or backends).
     interrupted: the run was stopped (a signal): it adds figures, and replaces no stored
-    figure or file with its partial ones (merge_runs)."""
+    figure or file with its partial ones (merge_runs).
+
+    The copy is checked whole first (check_copy: BadFile, nothing changed). A file that
+    changed since the copy was made but was not written since (another process put it there,
+    with its own times) is not the run's: left as it is, and not counted. Each write is
+    whole or not made (atomic); the files kept whole in replaced/ are written before the
+    merged ones that replace them. WriteFailed where one cannot be written: the copy then
+    stays, and settling it again (python -m rmsnorm_bench.store) completes the step."""
+    check_copy(copy)
     outcome = Outcome()
     stored = copy / "machine"
     writes, superseded = [], []  # (path, a run to write or a stored file to copy); paths
@@ -296,6 +468,12 @@ def settle(
     for path in results_files(results / machine) if (results / machine).is_dir() else []:
         before = stored / path.name
         if before.is_file() and before.read_bytes() == path.read_bytes():
+            continue
+        if not _written_since(path, copy):
+            outcome.lines.append(
+                f"{path}: put there during the run by another process, not by this run: "
+                "left as it is, not counted"
+            )
             continue
         try:
             new = read_json(path)
@@ -370,29 +548,55 @@ def settle(
                 f"{name}: {bench}: {count} stored figure(s) of version {version!r} replaced by "
                 f"this run's, measured by another method"
             )
-    if not outcome.measured:
-        restore(results, machine, copy)
-    else:
-        outcome.lines += planned
-        for path, run in writes:
-            if isinstance(run, Path):  # a stored file: kept whole, or put back as it was
-                path.parent.mkdir(exist_ok=True)
-                shutil.copy2(run, path)
-                if path.parent.name == "replaced":
-                    outcome.lines.append(f"the file as it was is kept as {path}")
-            else:
-                _write_json(path, run)
-        for path in superseded:
-            path.unlink(missing_ok=True)
-        # a results file asv removed (it never does) comes back
-        for f in stored.glob("*") if stored.is_dir() else []:
-            back = results / machine / f.name
-            if not back.exists() and back not in superseded:
-                shutil.copy2(f, back)
-        if keep_benchmarks:
-            restore_benchmarks(results, copy)
-    shutil.rmtree(copy)
+    try:
+        if not outcome.measured:
+            restore(results, machine, copy)
+        else:
+            outcome.lines += planned
+            _apply(results / machine, stored, writes, superseded, outcome.lines)
+            if keep_benchmarks:
+                restore_benchmarks(results, copy)
+    except atomic.WriteFailed as e:
+        raise atomic.WriteFailed(
+            e.path,
+            e.error,
+            e.what,
+            f"the run's results are not settled into {results}; the "
+            f"copy {copy} is kept: once the cause is fixed, `python -m rmsnorm_bench.store "
+            f"{results} {machine}` settles it (scripts/run does, before its next run)",
+        ) from None
+    discard(copy)
     return outcome
+
+
+def _apply(folder: Path, stored: Path, writes: list, superseded: list, lines: list) -> None:
+    """The writes settle planned: the stored files kept whole in replaced/ first (one kept
+    there already, by a settling that stopped, is not kept twice), then the merged ones, then
+    the files they supersede removed."""
+    archives = [(path, run) for path, run in writes if path.parent.name == "replaced"]
+    for path, run in archives:
+        _make_folder(path.parent)
+        if any(p.read_bytes() == run.read_bytes() for p in path.parent.glob("*.replaced")):
+            continue
+        atomic.copy_file(run, path)
+        lines.append(f"the file as it was is kept as {path}")
+    for path, run in writes:
+        if path.parent.name == "replaced":
+            continue
+        if isinstance(run, Path):  # a stored file put back as it was
+            atomic.copy_file(run, path)
+        else:
+            _write_json(path, run)
+    for path in superseded:
+        try:
+            path.unlink(missing_ok=True)
+        except OSError as e:
+            raise atomic.WriteFailed(path, e, "removing") from None
+    # a results file asv removed (it never does) comes back
+    for f in stored.glob("*") if stored.is_dir() else []:
+        back = folder / f.name
+        if f.is_file() and not back.exists() and back not in superseded:
+            atomic.copy_file(f, back)
 
 
 def results_problem(results: Path, machine: str, copy: Path) -> str | None:
@@ -429,9 +633,14 @@ def main(argv=None) -> int:
     if problem := results_problem(args.results, args.machine, copy):
         ap.exit(2, f"store: {problem}; the copy is left as it was\n")
     try:
-        outcome = settle(args.results, args.machine, copy)
+        with results_lock(args.results, tool="store"):  # never while a run is on
+            outcome = settle(args.results, args.machine, copy)
     except BadFile as e:  # a file of the copy: settle stops before it writes anything
         ap.exit(2, f"store: {e}; nothing settled, the copy is left as it was\n")
+    except atomic.WriteFailed as e:
+        ap.exit(2, f"store: {e}\n")
+    except KeyboardInterrupt:
+        ap.exit(130, "store: interrupted; the copy is left, to be settled\n")
     for line in outcome.lines:
         print(f"store: {line}")
     print(f"store: settled: {outcome.measured} figure(s) added, {outcome.kept} kept")

@@ -5,7 +5,8 @@ usage: python -m rmsnorm_bench.validate
 
 The seed PR's six shapes on a GPU, the CPU smoke mode's small shapes elsewhere (Triton's
 interpreter); RMSNORM_BENCH_DEVICE=cpu chooses the latter on a GPU machine too. Exits 1 on any
-wrong result, 2 where RMSNORM_BENCH_DEVICE is neither cpu nor cuda, or is cuda without a GPU.
+wrong result, 2 where RMSNORM_BENCH_DEVICE is neither cpu nor cuda, or is cuda without a GPU,
+or where the package cannot be imported (a bad RMSNORM_KERNELS_HOST, say).
 """
 
 import os
@@ -32,7 +33,11 @@ def main(argv=None) -> int:
     failed = 0
     print(f"device: {instrument.DEVICE}; largest absolute error against the fp32 reference")
     for op in instrument.OPS:
-        fn = instrument.make_backend("triton", op)
+        try:
+            fn = instrument.make_backend("triton", op)
+        except Exception as e:  # the package under test does not import: nothing to validate
+            ap.exit(2, f"validate: the package cannot be used here ({type(e).__name__}: {e}); "
+                    "nothing validated\n")  # fmt: skip
         for shape in (instrument.Shape(*s) for s in shapes):
             try:
                 errors = instrument.validate(fn, instrument.make_problem(op, shape))

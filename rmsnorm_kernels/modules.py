@@ -46,7 +46,8 @@ class RMSNorm(torch.nn.RMSNorm):
             got = tuple(x.shape) if isinstance(x, torch.Tensor) else type(x).__name__
             raise ValueError(f"RMSNorm expects input whose trailing dims are {shape}, got {got}")
         n = math.prod(shape)
-        if x.dtype not in FLOAT_DTYPES or n == 0 or not (x.is_cuda or ops.runs_on_cpu()):
+        # a GPU's tensor asked first (no call on the hot path); a meta tensor is no CPU one
+        if x.dtype not in FLOAT_DTYPES or n == 0 or not (x.is_cuda or _kernels_take(x)):
             return super().forward(x)
         weight = None if self.weight is None else self.weight.reshape(n)
         if weight is not None and weight.dtype not in (x.dtype, torch.float32):
@@ -55,12 +56,26 @@ class RMSNorm(torch.nn.RMSNorm):
         return y.view(x.shape)
 
 
+def _kernels_take(x: torch.Tensor) -> bool:
+    """Whether the kernels run on x, which is on no GPU: a CPU tensor under Triton's
+    interpreter (a meta tensor, say, is no CPU tensor: torch's computation takes it)."""
+    return ops.runs_on_cpu() and x.device.type == "cpu"
+
+
 class FusedAddRMSNorm(torch.nn.Module):
     """``forward(x, residual) -> (rms_norm(x + residual), x + residual)`` with a learnt weight."""
 
     def __init__(self, hidden_size: int, eps: float | None = None, device=None, dtype=None):
         super().__init__()
-        self.hidden_size = hidden_size
+        # one normalised dimension: a tuple made a weight of that shape, refused in forward
+        if isinstance(hidden_size, bool) or not hasattr(hidden_size, "__index__"):
+            raise TypeError(
+                f"FusedAddRMSNorm's hidden_size is the size of the normalised last dimension, "
+                f"an int; got {hidden_size!r}"
+            )
+        if hidden_size < 1:
+            raise ValueError(f"FusedAddRMSNorm's hidden_size must be at least 1, got {hidden_size}")
+        self.hidden_size = int(hidden_size)
         self.eps = eps
         self.weight = torch.nn.Parameter(torch.empty(hidden_size, device=device, dtype=dtype))
         self.reset_parameters()
@@ -72,7 +87,15 @@ class FusedAddRMSNorm(torch.nn.Module):
     def forward(self, x: torch.Tensor, residual: torch.Tensor):
         if _is_scripting():
             return _scripted_fused_add_rms_norm(x, residual, self.weight, self.eps)
-        return fused_add_rms_norm(x, residual, self.weight, self.eps)
+        weight = self.weight
+        if isinstance(x, torch.Tensor):  # (anything else: refused by the function, by name)
+            if x.dtype not in FLOAT_DTYPES or not (x.is_cuda or _kernels_take(x)):
+                # as RMSNorm: torch's computation where the kernels do not run (a meta tensor)
+                s = x + residual
+                return torch.nn.functional.rms_norm(s, (self.hidden_size,), weight, self.eps), s
+            if weight.dtype not in (x.dtype, torch.float32):
+                weight = weight.float()  # a third dtype (a bf16 module on f32 x): used in f32
+        return fused_add_rms_norm(x, residual, weight, self.eps)
 
     def extra_repr(self) -> str:
         return f"{self.hidden_size}, eps={self.eps}"
@@ -114,7 +137,7 @@ def _scripted_rms_norm(
     if (
         n == 0
         or (x.dtype != torch.float32 and x.dtype != torch.float16 and x.dtype != torch.bfloat16)
-        or not (x.is_cuda or kernels_take_cpu)
+        or not (x.is_cuda or (kernels_take_cpu and x.device.type == "cpu"))
     ):
         return torch.rms_norm(x, normalized_shape, weight, eps)
     if weight is not None:

@@ -52,6 +52,13 @@ def clear_caches() -> None:
 # --------------------------------------------------------------------------------------------
 
 
+# The longest row the kernels take (csrc/rmsnorm.cpp checks the same): the split backward
+# shares a row out over a grid dimension of at most 65,535 column blocks of 8,192
+# (_config.SPLIT_BLOCK_N); past 2**31 elements the split kernels' column offsets (int32) would
+# also overflow.
+MAX_ROW_ELEMENTS = 65_535 * 8_192
+
+
 def _check_x(name: str, x) -> None:
     if not isinstance(x, torch.Tensor):
         raise TypeError(f"{name} must be a torch.Tensor, got {type(x).__name__}")
@@ -68,6 +75,11 @@ def _check_x(name: str, x) -> None:
         raise ValueError(f"{name} must have at least one dimension (the normalised one)")
     if x.shape[-1] == 0:
         raise ValueError(f"{name} has an empty last dimension; there is nothing to normalise")
+    if x.shape[-1] > MAX_ROW_ELEMENTS:
+        raise ValueError(
+            f"{name} has rows of {x.shape[-1]} elements; rmsnorm_kernels takes at most "
+            f"{MAX_ROW_ELEMENTS:,} a row"
+        )
     if x.is_cuda:  # CUDA and ROCm alike; asked first, since x.device costs host time
         return
     if x.device.type != "cpu":
@@ -138,7 +150,13 @@ def _resolve_eps(eps) -> float:
         return eps
     if isinstance(eps, bool) or not isinstance(eps, numbers.Real):  # numpy floats are Real
         raise TypeError(f"eps must be a float or None, got {type(eps).__name__}")
-    eps = float(eps)
+    try:
+        eps = float(eps)
+    except OverflowError:  # an int past float's range (10**400)
+        digits = len(str(abs(int(eps))))
+        raise ValueError(
+            f"eps must be a number a float can hold, got one of {digits} digits"
+        ) from None
     if math.isnan(eps) or eps < 0:
         raise ValueError(f"eps must be a non-negative number, got {eps}")
     return eps

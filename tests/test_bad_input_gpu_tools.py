@@ -193,3 +193,13 @@ def test_spread_runs_in_the_smoke_mode(monkeypatch, capsys):
     argv = ["--processes", "2", "--backends", "torch", "rms_norm:forward:1,256,bf16"]
     assert exit_status(spread, argv) == 0
     assert "rms_norm:forward:1,256,bf16 | torch |" in capsys.readouterr().out
+
+
+def test_validate_names_a_package_that_cannot_be_imported():
+    # before: RMSNORM_KERNELS_HOST=rust gave a traceback and exit 1, validate's "wrong result"
+    env = {**os.environ, "RMSNORM_KERNELS_HOST": "rust", "RMSNORM_BENCH_DEVICE": "cpu"}
+    done = subprocess.run([sys.executable, "-m", "rmsnorm_bench.validate"], env=env, cwd=ROOT,
+                          capture_output=True, text=True, timeout=300)  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert "RMSNORM_KERNELS_HOST='rust'" in done.stderr and "nothing validated" in done.stderr
+    assert "Traceback" not in done.stderr

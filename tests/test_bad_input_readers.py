@@ -286,7 +286,7 @@ def test_merge_refuses_a_destination_it_cannot_copy_into(store, tmp_path, capsys
     expected = {
         notes: f"--into {notes}: exists and is not a folder",
         notes / "sub": f"--into {notes / 'sub'}: {notes} is not a folder",
-        "/proc/nope": "--into /proc/nope: cannot make /proc/nope",
+        "/proc/nope": "nothing copied: writing into /proc failed",
     }
     for into, problem in expected.items():
         err = refused(capsys, merge, source, "--into", into)

@@ -560,3 +560,47 @@ def test_two_gpus_alternating_calls_are_correct_and_compile_once():
     # one plan per device and op: the cache is keyed by device
     assert _plan.forward_plan.cache_info().misses == 2
     assert _plan.backward_plan.cache_info().misses == 2
+
+
+def test_a_meta_tensor_gets_torchs_computation_where_the_kernels_take_cpu_tensors():
+    # before: under Triton's interpreter (kernels on CPU tensors) a meta tensor went to the
+    # kernels: "x is on meta", where torch.nn.RMSNorm (and ours on a GPU) gives a meta result
+    x = torch.empty(3, 5, 8, device="meta")
+    for shape in (8, (5, 8)):
+        ours, torchs = rk.RMSNorm(shape, device="meta"), torch.nn.RMSNorm(shape, device="meta")
+        assert ours(x).device.type == "meta" and ours(x).shape == torchs(x).shape
+        assert torch.jit.script(ours)(x).shape == x.shape
+    fused = rk.FusedAddRMSNorm(8, device="meta")
+    y, s = fused(x, x)
+    assert y.device.type == s.device.type == "meta" and y.shape == s.shape == x.shape
+
+
+def test_the_fused_module_takes_one_hidden_size_and_a_weight_of_another_dtype(device):
+    # before: a tuple was accepted and failed in forward; a bf16 module on f32 input raised,
+    # where rk.RMSNorm uses its weight in float32
+    for bad, error in (((2, 8), TypeError), (8.0, TypeError), (True, TypeError), (0, ValueError)):
+        with pytest.raises(error, match="hidden_size"):
+            rk.FusedAddRMSNorm(bad)
+    fused = rk.FusedAddRMSNorm(8, eps=1e-6, device=device)
+    with torch.no_grad():
+        fused.weight.copy_(torch.linspace(0.5, 2.0, 8))
+    fused = fused.bfloat16()
+    x, r = torch.randn(4, 8, device=device), torch.randn(4, 8, device=device)
+    y, s = fused(x, r)
+    expected = torch.nn.functional.rms_norm(x + r, (8,), fused.weight.float(), 1e-6)
+    assert y.dtype == s.dtype == torch.float32
+    torch.testing.assert_close(s, x + r)
+    torch.testing.assert_close(y, expected, **tolerance(torch.float32))
+
+
+def test_rows_past_the_kernels_limit_are_refused_by_name(device):
+    # before: no limit checked; the split kernels' column start went negative past ~2.2e9
+    # elements a row, and the split backward would not launch past 536,862,720 on a GPU
+    from rmsnorm_kernels import _config, ops
+
+    assert ops.MAX_ROW_ELEMENTS == 65_535 * _config.SPLIT_BLOCK_N < 2**31
+    long_row = torch.zeros(1, device=device).expand(2, ops.MAX_ROW_ELEMENTS + 1)  # no memory
+    with pytest.raises(ValueError, match=r"rows of 536862721 elements; .* at most 536,862,720"):
+        rk.rms_norm(long_row)
+    with pytest.raises(ValueError, match="at most 536,862,720 a row"):
+        rk.fused_add_rms_norm(long_row, long_row)

@@ -71,6 +71,10 @@ def stored(results: Path) -> dict:
 @pytest.fixture
 def store(tmp_path, monkeypatch):
     """results/ holding one commit's figures on machine h200, and benchmarks.json."""
+    return make_store(tmp_path, monkeypatch)
+
+
+def make_store(tmp_path, monkeypatch):
     for var in asvargs.OVERRIDES:
         monkeypatch.delenv(var, raising=False)
     results = tmp_path / "results"

@@ -131,3 +131,39 @@ def test_options_that_do_not_go_together_are_refused(tmp_path, capsys, args, pro
     with pytest.raises(SystemExit) as exit:
         report.main(["--results", str(tmp_path), *args])
     assert exit.value.code == 2 and problem in capsys.readouterr().err
+
+
+def test_a_case_given_twice_is_refused(tmp_path, capsys):
+    # before: printed twice
+    case = "1x4096-bf16"
+    results = write_run(tmp_path, {"RMSNormForward.track_device_time": {(case, "triton"): 1e-5}})
+    with pytest.raises(SystemExit) as exit:
+        run_headline(capsys, results, "--cases", f"{case},{case}")
+    err = capsys.readouterr().err
+    assert exit.value.code == 2 and f"--cases {case}: given twice" in err
+
+
+@pytest.mark.parametrize("ceiling", ["1e-300", "1e300", "inf", "0.001"])
+def test_a_copy_ceiling_no_machine_has_is_refused(tmp_path, capsys, ceiling):
+    # before: 1e-300 printed percentages of 300 digits
+    case = "1x4096-bf16"
+    results = write_run(tmp_path, {"RMSNormForward.track_device_time": {(case, "triton"): 1e-5}})
+    with pytest.raises(SystemExit) as exit:
+        run_headline(capsys, results, "--copy-ceiling", ceiling, "--cases", case)
+    err = capsys.readouterr().err
+    assert exit.value.code == 2 and "--copy-ceiling" in err, err
+
+
+@pytest.mark.parametrize(
+    "tool, argv",
+    [("report", []), ("regressions", []), ("machine", []), ("compare", ["--check", "HEAD~1"])],
+)
+def test_an_empty_machine_name_is_refused_not_read_as_the_default(tool, argv, capsys):
+    # before: --machine '' read as not given: the newest machine's report, every machine's gate
+    import importlib
+
+    main = importlib.import_module(f"rmsnorm_bench.{tool}").main
+    with pytest.raises(SystemExit) as exit:
+        main(["--machine", "", *argv])
+    err = capsys.readouterr().err
+    assert exit.value.code == 2 and "expected a machine's name, got nothing" in err, err

@@ -840,6 +840,13 @@ def test_eps_may_be_any_real_number():
         assert_close(rk.rms_norm(x, eps=eps), rms_norm_reference(x, eps=float(eps)), F32, str(eps))
     with pytest.raises(TypeError, match="eps must be a float"):
         rk.rms_norm(x, eps="1e-6")
+    # before: OverflowError, not the documented ValueError
+    for call in (
+        lambda: rk.rms_norm(x, eps=10**400),
+        lambda: rk.fused_add_rms_norm(x, x, eps=10**400),
+    ):
+        with pytest.raises(ValueError, match="eps must be a number a float can hold"):
+            call()
 
 
 # ---------------------------------------------------------------------------------------------

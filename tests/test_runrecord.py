@@ -1,14 +1,16 @@
 """The record of a run (rmsnorm_bench.runrecord): where its time went, written by asvrun after
 a run that stored results, never over another record."""
 
+import errno
 import json
+import os
 import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from rmsnorm_bench import asvargs, asvrun, progress, runrecord
+from rmsnorm_bench import asvargs, asvrun, atomic, progress, runrecord
 
 from .test_reliability import file_of, guarded, run_file, store  # noqa: F401  (store: fixture)
 
@@ -206,3 +208,19 @@ def test_a_process_shared_by_the_suites_is_listed_under_each_and_not_summed_four
         and suites["rms_norm backward"]["seconds"] == 1.5
     )
     assert {s["asv_last_setup_seconds"] for s in suites.values()} == {9.0}
+
+
+def test_a_record_onto_a_full_disk_leaves_no_part_of_one(store, tmp_path, monkeypatch, capsys):  # noqa: F811
+    # before: open(path, "x") then a write: a full disk left a truncated record under its name
+    real = atomic._write_chunks
+
+    def half_then_full(fd, data):
+        if os.readlink(f"/proc/self/fd/{fd}").endswith(".tmp") and b'"commit"' in data:
+            os.write(fd, data[: len(data) // 2])
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real(fd, data)
+
+    monkeypatch.setattr(atomic, "_write_chunks", half_then_full)
+    assert guarded(store, fake_run(store, tmp_path), recorder=recorder(tmp_path)) == 0
+    assert list((tmp_path / "runs").iterdir()) == []
+    assert "record not written" in capsys.readouterr().err  # the results are stored

@@ -438,6 +438,9 @@ void check_x(const char* name, const Tensor& x) {
                     " must have at least one dimension (the normalised one)"));
   TORCH_CHECK_VALUE(x.size(-1) > 0, cat(name,
                     " has an empty last dimension; there is nothing to normalise"));
+  // ops.MAX_ROW_ELEMENTS: the split backward's grid of at most 65,535 column blocks of 8,192
+  TORCH_CHECK_VALUE(x.size(-1) <= 536862720, cat(name, " has rows of ", x.size(-1),
+                    " elements; rmsnorm_kernels takes at most 536,862,720 a row"));
   if (x.is_cuda()) return;
   TORCH_CHECK_VALUE(x.is_cpu(), cat(name, " is on ", x.device(),
                     "; rmsnorm_kernels runs on CUDA/ROCm GPUs"));
