@@ -6,7 +6,7 @@ import subprocess
 
 import pytest
 
-from rmsnorm_bench import ROOT, asvfiles, knownsteps, regressions
+from rmsnorm_bench import ROOT, asvfiles, knownsteps, pages, regressions
 
 from .test_tracker import write_run
 
@@ -90,3 +90,34 @@ def test_the_gate_shows_a_known_step_and_does_not_fail_on_it(tmp_path, capsys):
     with pytest.raises(SystemExit) as bad:
         regressions.main([*base, "--known-steps", str(tmp_path / "bad.json")])
     assert bad.value.code == 2 and "bad.json" in capsys.readouterr().err
+
+
+def test_the_regressions_page_lists_known_steps_apart(tmp_path):
+    c0, c1, c2 = history()
+    site = tmp_path / "site"
+    site.mkdir()
+    hashes = {"1": c0, "2": c1, "3": c2}
+    bench = {"unit": "seconds", "param_names": ["case", "backend"]}
+    (site / "index.json").write_text(
+        json.dumps({"revision_to_hash": hashes, "benchmarks": {BENCH: bench}})
+    )
+    known = BENCH + "('4096x4096-bf16', 'triton')"
+    still = BENCH + "('1x4096-bf16', 'triton')"
+    params = {"machine": "h200"}
+    entries = [
+        [known, "g.json", params, 0, 2e-4, 1e-4, [[1, 2, 1e-4, 2e-4]]],
+        [still, "g.json", params, 1, 2e-6, 1e-6, [[1, 2, 1e-6, 1.5e-6], [2, 3, 1.5e-6, 2e-6]]],
+    ]
+    (site / "regressions.json").write_text(json.dumps({"regressions": entries}))
+    ns = "http://www.w3.org/2005/Atom"
+    feed = "".join(f"<entry><title>50.00% {n}</title></entry>" for n in (known, still))
+    (site / "regressions.xml").write_text(f'<feed xmlns="{ns}">{feed}</feed>')
+    steps = knownsteps.load(step_file(tmp_path, c0, c1))
+    found = pages.split_known(site, steps)
+    assert [k["name"] for k in found] == [known]
+    assert found[0]["before"] == "100.0 us" and found[0]["after"] == "200.0 us"
+    assert "a fix" in found[0]["reason"] and "p-case='4096x4096-bf16'" in found[0]["link"]
+    left = json.loads((site / "regressions.json").read_text())["regressions"]
+    assert [e[0] for e in left] == [still]  # one of its two steps is not explained
+    text = (site / "regressions.xml").read_text()
+    assert still in text and known not in text
