@@ -408,6 +408,23 @@ def add_grid(folder: Path, grid: Path = GRID) -> str:
     )
 
 
+def graphed_commits(site: Path, runs: dict) -> dict:
+    """{machine: how many commits its graphs draw}: those with a figure in any of its graph
+    files (asv leaves out figures of an older version of a benchmark and commits off the
+    branches published, so this can be fewer than the commits with results)."""
+    out = {}
+    for machine in runs:
+        revisions = set()
+        for files in graph_files(site, machine).values():
+            for path in files:
+                for revision, values, *_ in json.loads(path.read_text()):
+                    values = values if isinstance(values, list) else [values]
+                    if any(isinstance(v, (int, float)) and v == v for v in values):
+                        revisions.add(revision)
+        out[machine] = len(revisions)
+    return out
+
+
 def commit_link(commit_url: str | None, sha: str) -> str:
     """A commit's short hash, linked to `commit_url` + hash where a URL is known."""
     if not commit_url:
@@ -419,6 +436,7 @@ def add_reports(site: Path, runs: dict, commit_url: str | None, grid: Path = GRI
     """report/<machine>/<commit>/ of each machine's newest commit, the shape grid, and
     report/index.html; returns the report folders."""
     folder, rows, written = site / "report", [], []
+    graphed = graphed_commits(site, runs)
     for machine, machine_runs in runs.items():
         run = machine_runs[-1]
         sha = run["commit_hash"]
@@ -436,7 +454,7 @@ def add_reports(site: Path, runs: dict, commit_url: str | None, grid: Path = GRI
         rows.append(
             f"<tr><td>{html.escape(machine)}</td><td>{kind}</td><td>{link}</td>"
             f'<td><a href="{html.escape(machine)}/{sha[:8]}/">report</a></td>'
-            f"<td>{len(machine_runs)}</td></tr>"
+            f"<td>{graphed.get(machine, 0)}</td><td>{len(machine_runs)}</td></tr>"
         )
     folder.mkdir(parents=True, exist_ok=True)
     grid_section = add_grid(folder, grid)
@@ -445,11 +463,12 @@ def add_reports(site: Path, runs: dict, commit_url: str | None, grid: Path = GRI
         "<style>body{font-family:sans-serif;margin:1.5em}td,th{padding:2px 8px;"
         "border-bottom:1px solid #ddd}</style></head><body>\n"
         '<p><a href="../">dashboard</a></p><h1>Reports of each machine\'s newest commit</h1>\n'
-        "<table><tr><th>machine</th><th></th><th>commit</th><th></th><th>commits</th></tr>\n"
+        "<table><tr><th>machine</th><th></th><th>newest commit</th><th></th>"
+        "<th>commits in its graphs</th><th>commits with results</th></tr>\n"
         + "\n".join(rows)
-        + "\n</table>\n"
-        + grid_section
-        + "</body></html>\n"
+        + "\n</table>\n<p>A commit with results is missing from the graphs where each of its "
+        "figures was measured by an older method of its benchmark, or it is off the branch "
+        "published; its results stay in results/.</p>\n" + grid_section + "</body></html>\n"
     )
     return written
 

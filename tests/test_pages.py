@@ -317,3 +317,12 @@ def test_views_js_carries_its_data_and_code(tmp_path):
     data = json.loads(script.split("var VIEWS = ", 1)[1].split(";\n", 1)[0])
     assert data["no_commit_url"] == publish.NO_COMMIT_URL and data["known"] == []
     assert "$.plot = wrapped" in script and "rb-legend" in script
+
+
+def test_the_reports_page_counts_the_commits_its_graphs_draw(tmp_path):
+    # it counted the commits with results (25), the graphs drew 23
+    folder = tmp_path / "graphs" / "branch-main" / "machine-m"
+    folder.mkdir(parents=True)
+    (folder / f"{BENCH}.json").write_text(json.dumps([[1, [1e-6, None]], [2, [None, None]]]))
+    (folder / "other.json").write_text(json.dumps([[3, 2.0]]))
+    assert pages.graphed_commits(tmp_path, {"m": [], "n": []}) == {"m": 2, "n": 0}
