@@ -1,6 +1,7 @@
 """What publish adds to asv's site: commit links, default views per machine, reports."""
 
 import json
+import shutil
 import subprocess
 
 import pytest
@@ -326,3 +327,42 @@ def test_the_reports_page_counts_the_commits_its_graphs_draw(tmp_path):
     (folder / f"{BENCH}.json").write_text(json.dumps([[1, [1e-6, None]], [2, [None, None]]]))
     (folder / "other.json").write_text(json.dumps([[3, 2.0]]))
     assert pages.graphed_commits(tmp_path, {"m": [], "n": []}) == {"m": 2, "n": 0}
+
+
+def test_a_second_gpu_machines_history_is_published_beside_the_first(tmp_path):
+    # a copy of the H200's newest three runs under another GPU machine's name, in a
+    # temporary folder: publish shows both side by side, with no change to the code
+    results = tmp_path / "results"
+    results.mkdir()
+    shutil.copy2(ROOT / "results" / "benchmarks.json", results / "benchmarks.json")
+    h200 = ROOT / "results" / "nvidia-h200"
+    newest = sorted(asvfiles.results_files(h200), key=lambda p: asvfiles.load_run(p)["date"])[-3:]
+    for machine, gpu in [("nvidia-h200", None), ("nvidia-h100", "NVIDIA H100 80GB HBM3")]:
+        folder = results / machine
+        folder.mkdir()
+        for path in [h200 / "machine.json", *newest]:
+            content = json.loads(path.read_text())
+            facts = content if path.name == "machine.json" else content["params"]
+            facts["machine"] = machine
+            facts["gpu"] = gpu or facts["gpu"]
+            (folder / path.name).write_text(json.dumps(content))
+    out = tmp_path / "html"
+    publish.publish(out, ["HEAD"], results, url="https://example.org/r/commit/")
+    index = json.loads((out / "index.json").read_text())
+    assert index["params"]["machine"] == ["nvidia-h100", "nvidia-h200"]
+    assert index["project_url"] == "https://example.org/r/"
+    script = (out / "views.js").read_text()
+    data = json.loads(script.split("var VIEWS = ", 1)[1].split(";\n", 1)[0])
+    assert data["default"] == "nvidia-h100+nvidia-h200"
+    device = "bench_rmsnorm.RMSNormForward.track_device_time"
+    assert data["benchmarks"][device][data["default"]].startswith(
+        "machine=nvidia-h100&machine=nvidia-h200&"
+    )
+    summaries = data["summaries"][device]
+    assert sorted(summaries) == ["nvidia-h100", "nvidia-h200"]
+    assert (
+        len(summaries["nvidia-h100"]) == 3 and summaries["nvidia-h100"] == summaries["nvidia-h200"]
+    )
+    reports = (out / "report" / "index.html").read_text()
+    assert "GPU: NVIDIA H100 80GB HBM3" in reports and "GPU: NVIDIA H200" in reports
+    assert (ROOT / "results" / "nvidia-h100").exists() is False  # nothing written to results/
