@@ -38,7 +38,8 @@ views.js draws each GPU machine's (`machine_summaries`) in place of it.
 The benchmark list leaves out rows without a value (`drop_empty_rows`).
 
 Reports: for each machine's newest commit, report/<machine>/<commit>/ holds the report of
-`rmsnorm_bench.report` (tables, per-op pictures) as a page; report/index.html lists them
+`rmsnorm_bench.report` (tables, per-op pictures) as a page; report/index.html lists them,
+with the commits each machine's graphs draw beside those with results (`graphed_commits`),
 and the navigation bar links to it. The shape grid committed in docs/grid (written by
 `rmsnorm_bench.grid`) is copied to report/grid/, and the index shows its summary and links
 its heatmaps; a grid file that cannot be read is named in a warning and left out.
