@@ -21,7 +21,7 @@ results file is unusable, read by the rule every tool reads them by).
 It also checks that each suite's public-ratio graph opens with data (a legend of the
 peers), and that every link of the front page, a graph, the benchmark list, the Regressions
 page and report/ that stays on the dashboard resolves (links out of it are not fetched: the
-network is cut), none to the placeholder of no commit URL or to a host that cannot exist.
+network is cut), none to the placeholder of no commit URL or to the old placeholder host.
 Where publish knew no commit URL, commits are shown without links, and that passes.
 
 --screenshots DIR also saves what Chromium drew at 1400x1000: the front page (front.png),
@@ -45,7 +45,7 @@ import urllib.request
 from pathlib import Path
 
 from . import ROOT, argument_parser, asvfiles, folder_problem
-from .publish import NO_COMMIT_URL
+from .publish import LEGACY_PLACEHOLDER, NO_COMMIT_URL
 
 BENCH = "bench_rmsnorm.RMSNormBackward.track_time"
 SUITES = ("RMSNormForward", "RMSNormBackward", "FusedAddRMSNormForward", "FusedAddRMSNormBackward")
@@ -156,9 +156,9 @@ HREF = re.compile(r'<a\b[^>]*?\bhref="([^"]*)"')
 def check_links(base: str, pages: dict, no_link: str) -> tuple[list[str], int]:
     """Every link of the pages ({page's URL: its DOM}) that stays on the dashboard is
     fetched (a path) or names a benchmark, a machine's report or one of asv's pages (a
-    hash); a link to the placeholder of no commit URL, or to a host that cannot exist
-    (.invalid), is a problem. Returns the problems and how many links were checked; links
-    out of the dashboard (the commit pages, asv's home) are not fetched (no network)."""
+    hash); a link to the placeholder of no commit URL, to the placeholder host publish once
+    wrote, or an empty one, is a problem. Returns the problems and how many links were
+    checked; links out of the dashboard (commit pages, asv's home) are not fetched."""
     problems, checked, seen, fetched = [], 0, set(), set()
     for page, dom in pages.items():
         for href in HREF.findall(dom):
@@ -170,8 +170,7 @@ def check_links(base: str, pages: dict, no_link: str) -> tuple[list[str], int]:
                 problems.append(f"{page}: a link to nowhere ({href[:40]})")
                 continue
             target = urllib.parse.urljoin(page, href)
-            host = urllib.parse.urlsplit(target).hostname or ""
-            if host.endswith(".invalid") or href in ("", "#"):
+            if href.startswith(LEGACY_PLACEHOLDER) or href in ("", "#"):
                 problems.append(f"{page}: a dead link {href!r}")
                 continue
             if not target.startswith(base):

@@ -366,3 +366,23 @@ def test_a_second_gpu_machines_history_is_published_beside_the_first(tmp_path):
     reports = (out / "report" / "index.html").read_text()
     assert "GPU: NVIDIA H100 80GB HBM3" in reports and "GPU: NVIDIA H200" in reports
     assert (ROOT / "results" / "nvidia-h100").exists() is False  # nothing written to results/
+
+
+def test_the_dashboard_check_finds_links_that_lead_nowhere(tmp_path):
+    from rmsnorm_bench import dashboard
+
+    (tmp_path / "report").mkdir()
+    (tmp_path / "report" / "index.html").write_text("ok")
+    server = dashboard.serve(tmp_path)
+    base = f"http://127.0.0.1:{server.server_address[1]}/"
+    try:
+        good = '<a href="report/">r</a><a href="#bench?x=1">b</a><a href="https://x.org/c/1">c</a>'
+        assert dashboard.check_links(base, {base: good}, publish.NO_COMMIT_URL) == ([], 2)
+        for bad in ('href="missing.html"', f'href="{publish.NO_COMMIT_URL}abc"',
+                    f'href="{publish.LEGACY_PLACEHOLDER}abc"', 'href=""'):  # fmt: skip
+            problems, _ = dashboard.check_links(
+                base, {base: f"<a {bad}>x</a>"}, publish.NO_COMMIT_URL
+            )
+            assert len(problems) == 1, bad
+    finally:
+        server.shutdown()
