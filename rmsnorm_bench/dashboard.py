@@ -18,12 +18,20 @@ take as the newest) is published. Exits non-zero, saying what is missing (status
 HTML_DIR is no published dashboard: missing, a file, no readable index.json; or where a
 results file is unusable, read by the rule every tool reads them by).
 
---screenshots DIR also saves what Chromium drew: the front page (front.png), the device-time
-graph of the fused-add backward (graph.png) and the first GPU machine's report (report.png)
+It also checks that each suite's public-ratio graph opens with data (a legend of the
+peers), and that every link of the front page, a graph, the benchmark list, the Regressions
+page and report/ that stays on the dashboard resolves (links out of it are not fetched: the
+network is cut), none to the placeholder of no commit URL or to the old placeholder host.
+Where publish knew no commit URL, commits are shown without links, and that passes.
+
+--screenshots DIR also saves what Chromium drew at 1400x1000: the front page (front.png),
+the device-time graph of the fused-add backward (graph.png), its public ratio (ratio.png),
+the Regressions page (regressions.png) and the first GPU machine's report (report.png)
 (README's pictures: docs/dashboard/).
 """
 
 import functools
+import html
 import http.server
 import json
 import re
@@ -32,14 +40,17 @@ import subprocess
 import sys
 import tempfile
 import threading
+import urllib.parse
 import urllib.request
 from pathlib import Path
 
 from . import ROOT, argument_parser, asvfiles, folder_problem
+from .publish import LEGACY_PLACEHOLDER, NO_COMMIT_URL
 
 BENCH = "bench_rmsnorm.RMSNormBackward.track_time"
 SUITES = ("RMSNormForward", "RMSNormBackward", "FusedAddRMSNormForward", "FusedAddRMSNormBackward")
 SHOWN = "bench_rmsnorm.FusedAddRMSNormBackward.track_device_time"  # graph.png
+RATIO = "bench_rmsnorm.FusedAddRMSNormBackward.track_public_ratio"  # ratio.png
 
 
 class QuietHandler(http.server.SimpleHTTPRequestHandler):
@@ -75,7 +86,7 @@ def dump_dom(chromium: str, url: str) -> str:
 
 
 def screenshot(chromium: str, url: str, path: Path) -> None:
-    chromium_run(chromium, url, "--window-size=1400,900", f"--screenshot={path}")
+    chromium_run(chromium, url, "--window-size=1400,1000", f"--screenshot={path}")
     if not path.is_file() or path.read_bytes()[:8] != b"\x89PNG\r\n\x1a\n":
         sys.exit(f"dashboard: chromium drew no picture of {url}")
 
@@ -137,6 +148,44 @@ def check_reports(chromium: str, base: str, index: dict) -> tuple[list[str], str
                 if r.read()[:8] != b"\x89PNG\r\n\x1a\n":
                     problems.append(f"report/{page}{image} is not a PNG")
     return problems, listing
+
+
+HREF = re.compile(r'<a\b[^>]*?\bhref="([^"]*)"')
+
+
+def check_links(base: str, pages: dict, no_link: str) -> tuple[list[str], int]:
+    """Every link of the pages ({page's URL: its DOM}) that stays on the dashboard is
+    fetched (a path) or names a benchmark, a machine's report or one of asv's pages (a
+    hash); a link to the placeholder of no commit URL, to the placeholder host publish once
+    wrote, or an empty one, is a problem. Returns the problems and how many links were
+    checked; links out of the dashboard (commit pages, asv's home) are not fetched."""
+    problems, checked, seen, fetched = [], 0, set(), set()
+    for page, dom in pages.items():
+        for href in HREF.findall(dom):
+            href = html.unescape(href)
+            if (page, href) in seen:
+                continue
+            seen.add((page, href))
+            if no_link and href.startswith(no_link):
+                problems.append(f"{page}: a link to nowhere ({href[:40]})")
+                continue
+            target = urllib.parse.urljoin(page, href)
+            if href.startswith(LEGACY_PLACEHOLDER) or href in ("", "#"):
+                problems.append(f"{page}: a dead link {href!r}")
+                continue
+            if not target.startswith(base):
+                continue  # outside the dashboard: not fetched with the network cut
+            checked += 1
+            path = urllib.parse.urlsplit(target)._replace(fragment="", query="").geturl()
+            if path in fetched:
+                continue
+            fetched.add(path)
+            try:
+                with urllib.request.urlopen(path, timeout=30) as r:
+                    r.read(1)
+            except OSError as e:
+                problems.append(f"{page}: link {href[:80]!r} does not resolve ({e})")
+    return problems, checked
 
 
 def read_index(ap, html_dir: Path) -> dict:
@@ -229,7 +278,20 @@ def main(argv=None) -> int:
         listing = dump_dom(chromium, base)
         graph = dump_dom(chromium, base + "#" + BENCH)
         summary = dump_dom(chromium, base + "#/summarylist")
+        regressions = dump_dom(chromium, base + "#/regressions")
         found, reports = check_reports(chromium, base, index)
+        problems += found
+        ratios = {}
+        for suite in SUITES:  # each opens with data: the peers' ratios, a legend of them
+            name = f"bench_rmsnorm.{suite}.track_public_ratio"
+            if name in index["benchmarks"]:
+                ratios[name] = dump_dom(chromium, base + "#" + name)
+                if not re.search(r'id="rb-legend".*?class="legendLabel"', ratios[name], re.S):
+                    problems.append(f"the graph of {name} opens with no data")
+        pages = {base: listing, base + "#" + BENCH: graph, base + "#/summarylist": summary,
+                 base + "#/regressions": regressions, base + "report/": reports}  # fmt: skip
+        pages.update({base + "#" + name: dom for name, dom in ratios.items()})
+        found, links = check_links(base, pages, NO_COMMIT_URL)
         problems += found
         if args.screenshots:
             try:
@@ -238,6 +300,8 @@ def main(argv=None) -> int:
                 ap.exit(2, f"dashboard: --screenshots {args.screenshots}: {e.strerror or e}\n")
             screenshot(chromium, base, args.screenshots / "front.png")
             screenshot(chromium, base + "#" + SHOWN, args.screenshots / "graph.png")
+            screenshot(chromium, base + "#" + RATIO, args.screenshots / "ratio.png")
+            screenshot(chromium, base + "#/regressions", args.screenshots / "regressions.png")
             first = re.findall(r'href="([^"/]+/[0-9a-f]{8}/)"', reports)
             if first:
                 screenshot(chromium, base + "report/" + first[0], args.screenshots / "report.png")
@@ -254,14 +318,15 @@ def main(argv=None) -> int:
     if gpus and sorted(shown) != sorted(gpus):
         problems.append(f"the page of {BENCH} opens on {shown}; want the GPU machines {gpus}")
     url = index.get("show_commit_url") or "#"
-    if url.startswith("#"):  # asv's default: a link to a page of the dashboard that is none
+    unlinked = url == NO_COMMIT_URL  # no URL known: hashes shown as text (views.js)
+    if url.startswith("#") and not unlinked:  # asv's default: a page of the dashboard, none
         problems.append("no show_commit_url: commit links lead nowhere")
     if args.commit_url and url != args.commit_url:
         problems.append(f"commit links go to {url}HASH; want {args.commit_url}HASH")
     # asv's benchmark list links a commit where it found a change (not always); the reports
     # link theirs
     linked = re.findall(r'href="' + re.escape(url) + r'([0-9a-f]{7,40})"', summary + reports)
-    if not any(h.startswith(c) for c in linked for h in revisions):
+    if not unlinked and not any(h.startswith(c) for c in linked for h in revisions):
         problems.append(f"neither the benchmark list nor report/ links a commit as {url}HASH")
     unresolved = sorted({c for c in linked if not is_commit(c)})
     if unresolved:
@@ -271,7 +336,8 @@ def main(argv=None) -> int:
     print(
         f"dashboard: ok: benchmarks listed, graph drawn for {commit[:8]}, "
         f"{len(points)} commit(s), machines {machines}, opened on {shown}, commit links "
-        f"{url}HASH, reports with pictures"
+        f"{'none (no repository URL)' if unlinked else url + 'HASH'}, reports with pictures, "
+        f"{links} links on the dashboard resolve, {len(ratios)} ratio graph(s) with data"
     )
     return 0
 

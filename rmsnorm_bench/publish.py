@@ -23,8 +23,14 @@ machine's newest commit (tables and per-op pictures), linked as "Reports".
 
 Commit links (a graph's point, the lists, the reports) go to COMMIT_URL + the hash: the
 first set of --commit-url, $RMSNORM_BENCH_COMMIT_URL, asv.conf.json's show_commit_url,
-pyproject.toml's [project.urls] Repository (+ /commit/); a placeholder that leads nowhere is
-published with a warning until one is set.
+pyproject.toml's [project.urls] Repository, the web page of the `origin` remote (ssh or
+https, credentials dropped; + /commit/). Where none is known, commits are shown as hashes
+without links (with a warning), never as links that lead nowhere. The navigation bar's
+project link goes to the repository's page (its README), else to the dashboard itself.
+
+Series: asv draws one line per case and set of machine facts; a run recorded before a fact
+was (the host CPU of the H200's first runs) takes the facts its machine's other runs agree
+on, in the copy published (`merge_series`), so a case is one line.
 
 The graphs follow the branches of asv.conf.json (main); --branch plots the history of
 another (e.g. HEAD in a CI clone that has no local main; the graphs' folders are named
@@ -36,6 +42,7 @@ import functools
 import http.server
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -43,12 +50,25 @@ import sys
 import tempfile
 from pathlib import Path
 
-from . import ROOT, argument_parser, asvfiles, atomic, pages, report, user_path, vendor
+from . import (
+    ROOT,
+    argument_parser,
+    asvfiles,
+    atomic,
+    knownsteps,
+    pages,
+    report,
+    user_path,
+    vendor,
+)
 from .locks import results_lock
 
 COMMIT_URL_ENV = "RMSNORM_BENCH_COMMIT_URL"
-# asv.conf.json's show_commit_url until the project's repository is known
-PLACEHOLDER_URL = "https://repository-url-not-set.invalid/commit/"
+# what earlier asv.conf.json files held where no repository was known: treated as unset
+LEGACY_PLACEHOLDER = "https://repository-url-not-set.invalid/commit/"
+# asv's pages get this as show_commit_url where no URL is known; views.js and
+# `unlink_feed` turn every link that starts with it into plain text
+NO_COMMIT_URL = "#no-commit-url/"
 
 
 class PublishError(Exception):
@@ -162,31 +182,106 @@ def repository_url(pyproject: Path = ROOT / "pyproject.toml") -> str | None:
     return next((lowered[k] for k in ("repository", "source", "homepage") if k in lowered), None)
 
 
-def commit_url(option: str | None, conf: dict, pyproject: Path = ROOT / "pyproject.toml"):
-    """(the URL a commit hash is appended to, a warning or None): --commit-url, then
-    $RMSNORM_BENCH_COMMIT_URL, asv.conf.json's show_commit_url, the repository of
-    pyproject.toml; else the placeholder, with a warning."""
+# git@host:owner/repo(.git), ssh://[user@]host[:port]/owner/repo(.git),
+# http(s)://[user[:secret]@]host/owner/repo(.git): the web page is https://host/owner/repo
+_SCP = re.compile(r"^(?:[\w.-]+@)?([\w.-]+):(?!//)/?(.+?)(?:\.git)?/?$")
+_URL = re.compile(
+    r"^(?:ssh|git\+ssh|https?|git)://(?:[^@/]+@)?([\w.-]+)(?::\d+)?/(.+?)(?:\.git)?/?$"
+)
+
+
+def web_url(remote: str) -> str | None:
+    """The web page of a git remote's repository (https://host/owner/repo), from its ssh,
+    scp-like or http(s) form, credentials dropped; None for a local path or another form."""
+    remote = remote.strip()
+    match = _URL.match(remote) or (None if "://" in remote else _SCP.match(remote))
+    if not match or "/" not in match.group(2):
+        return None
+    return f"https://{match.group(1)}/{match.group(2)}"
+
+
+def origin_url() -> str | None:
+    """The web page of this clone's `origin` remote, if it has one on a web host."""
+    out = git("remote", "get-url", "origin")
+    return web_url(out.stdout) if out.returncode == 0 and out.stdout.strip() else None
+
+
+def commit_url(option: str | None, conf: dict, pyproject: Path = ROOT / "pyproject.toml",
+               origin=origin_url):  # fmt: skip
+    """(the URL a commit hash is appended to, or None, and a warning or None): --commit-url,
+    then $RMSNORM_BENCH_COMMIT_URL, asv.conf.json's show_commit_url, the repository of
+    pyproject.toml, the `origin` remote's web page (each + /commit/); None where none is
+    set: the dashboard then shows hashes without links (no link leads nowhere)."""
     configured = conf.get("show_commit_url") or ""
-    if configured in ("#", PLACEHOLDER_URL):
+    if configured in ("#", LEGACY_PLACEHOLDER):
         configured = ""
-    repository = repository_url(pyproject)
+    repository = repository_url(pyproject) or origin()
     from_repo = repository.rstrip("/") + "/commit/" if repository else ""
     url = option or os.environ.get(COMMIT_URL_ENV) or configured or from_repo
     if url:
         return url, None
-    return PLACEHOLDER_URL, (
-        f"commit links lead to the placeholder {PLACEHOLDER_URL}: set show_commit_url in "
-        f"asv.conf.json (e.g. https://github.com/OWNER/REPO/commit/), ${COMMIT_URL_ENV} or "
-        "--commit-url"
+    return None, (
+        "no repository URL is known (no origin remote, no show_commit_url in asv.conf.json, "
+        f"no ${COMMIT_URL_ENV}, no --commit-url): commits are shown without links"
     )
 
 
-def asv_publish(results: Path, site: Path, branches: list[str], url: str = PLACEHOLDER_URL) -> None:
-    """`asv publish` of a copy of `results` (every machine's parameters listed) into `site`,
-    with graphs along `branches` and commit links to `url` + hash."""
+def project_url(url: str | None) -> str:
+    """The navigation bar's project link: the repository's page (its README) where commit
+    links go to REPOSITORY/commit/, else the dashboard's own front page."""
+    if url and url.endswith("/commit/"):
+        return url[: -len("commit/")]
+    return "./"
+
+
+def fill_facts(runs: list[dict]) -> dict:
+    """{index in `runs`: the facts to add to that run's params}: a run that lacks facts
+    (results written before the host CPU was recorded) takes those of the machine's other
+    runs that agree with every fact it has, where all of them that recorded a missing one
+    agree on its value. asv
+    draws one series per set of facts, so without this one case is drawn twice."""
+    out = {}
+    for i, run in enumerate(runs):
+        params = run["params"]
+        alike = [
+            r["params"]
+            for j, r in enumerate(runs)
+            if j != i and all(r["params"].get(k) == v for k, v in params.items())
+        ]
+        missing = {k for r in alike for k in r} - set(params)
+        facts = {}
+        for key in sorted(missing):  # the runs that recorded the fact agree on its value
+            values = {r[key] for r in alike if key in r}
+            if len(values) == 1:
+                facts[key] = values.pop()
+        if facts:
+            out[i] = facts
+    return out
+
+
+def merge_series(results: Path) -> list[str]:
+    """Give the results files of a copy of results/ the facts their machine's other runs
+    agree on (`fill_facts`); returns what was added, a line per file. Never for results/
+    itself: what was recorded stays as it was."""
+    added = []
+    for folder in sorted(p for p in results.glob("*/") if p.is_dir()):
+        files = asvfiles.results_files(folder)
+        runs = [asvfiles.read_json(f) for f in files]
+        for i, facts in fill_facts(runs).items():
+            runs[i]["params"].update(facts)
+            files[i].write_text(json.dumps(runs[i]))
+            added.append(f"{folder.name}/{files[i].name}: {facts}")
+    return added
+
+
+def asv_publish(results: Path, site: Path, branches: list[str], url: str | None = None) -> None:
+    """`asv publish` of a copy of `results` (every machine's parameters listed, a run's
+    missing facts filled in from its machine's others) into `site`, with graphs along
+    `branches` and commit links to `url` + hash (None: no links)."""
     with tempfile.TemporaryDirectory() as tmp:
         copy = Path(tmp) / "results"
         shutil.copytree(results, copy)
+        merge_series(copy)
         union = asvfiles.union_benchmarks(copy)
         (copy / "benchmarks.json").write_text(json.dumps(union, indent=4))
         # asv takes results_dir from its config only; the copy of the config lives beside
@@ -194,12 +289,27 @@ def asv_publish(results: Path, site: Path, branches: list[str], url: str = PLACE
         fd, conf = tempfile.mkstemp(dir=ROOT, prefix=".asv-publish-", suffix=".json")
         os.close(fd)
         try:
-            changes = {"results_dir": str(copy), "branches": branches, "show_commit_url": url}
+            changes = {
+                "results_dir": str(copy),
+                "branches": branches,
+                "show_commit_url": url or NO_COMMIT_URL,
+                "project_url": project_url(url),
+            }
             asvfiles.write_conf(Path(conf), changes)
             cmd = [sys.executable, "-m", "asv", "publish", "--config", conf]
             subprocess.run([*cmd, "--html-dir", str(site)], check=True)
         finally:
             os.unlink(conf)
+
+
+_FEED_LINK = re.compile(r'&lt;a href="' + re.escape(NO_COMMIT_URL) + r'[^"]*"&gt;(.*?)&lt;/a&gt;')
+
+
+def unlink_feed(site: Path) -> None:
+    """Where no commit URL is known, the Regressions feed names commits without links."""
+    feed = site / "regressions.xml"
+    if feed.is_file():
+        feed.write_text(_FEED_LINK.sub(r"\1", feed.read_text(encoding="utf-8")), encoding="utf-8")
 
 
 # what asv publish writes into every dashboard: a folder holding all of them is one (an
@@ -268,15 +378,25 @@ def swap(new: Path, out: Path) -> None:
 def publish(
     out: Path, branches: list[str], results: Path = ROOT / "results", url: str | None = None
 ) -> None:
+    """The dashboard of `results` into `out`; commit links to `url` + hash (default: as
+    `commit_url` finds it; where none is found, hashes without links)."""
     url, warning = (url, None) if url else commit_url(None, asvfiles.read_conf())
     check_branches(branches)
+    try:
+        steps = knownsteps.load()
+    except asvfiles.BadFile as e:
+        raise PublishError(str(e)) from None
     for line in check_results(results, branches) + ([warning] if warning else []):
         print(f"publish: warning: {line}", file=sys.stderr)
     with tempfile.TemporaryDirectory() as tmp:
         site = Path(tmp) / "site"
         asv_publish(results, site, branches, url)
+        if url is None:
+            unlink_feed(site)
         runs = pages.machines(results)
-        pages.add_views(site, runs)
+        pages.drop_empty_rows(site)
+        known = pages.split_known(site, steps)
+        pages.add_views(site, runs, known, None if url else NO_COMMIT_URL)
         pages.add_summaries(site, runs)
         pages.add_reports(site, runs, url)
         install(site, out)
@@ -346,12 +466,9 @@ def main(argv=None) -> int:
     signal.signal(signal.SIGTERM, _terminated)
     try:
         httpd = server(out, args.preview) if args.preview is not None else None
-        url, warning = commit_url(args.commit_url, conf)
-        if warning:
-            print(f"publish: warning: {warning}", file=sys.stderr)
         branches = [args.branch] if args.branch else conf["branches"]
         with results_lock(ROOT / conf["results_dir"], tool="publish"):  # never mid-run
-            publish(out, branches, url=url)
+            publish(out, branches, url=args.commit_url)
     except (PublishError, vendor.NoLocalCopy, pages.PageError) as e:
         ap.exit(2, f"publish: {e}\n")
     except atomic.WriteFailed as e:

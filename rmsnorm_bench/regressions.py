@@ -22,6 +22,10 @@ not compared: higher is better there, and each is another view of a figure compa
 matches REGEX. The peers' figures (torch, torch_compile, liger, quack, flydsl) are compared
 and shown ("peer, not gating"), and never fail the gate: their code is not this commit's.
 
+A slower figure of ours that docs/known-steps.json explains (--known-steps: the step's
+commits hold the two compared, its pattern names the figure) is printed as a "known step"
+with its reason and does not fail the gate.
+
 A figure regressed when it is more than THRESHOLD times its old value and, where both
 commits recorded samples, the difference is significant by asv's own test (Mann-Whitney U,
 else 99% confidence intervals), as `asv compare` judges it. A gating figure of ours that the
@@ -45,7 +49,7 @@ import re
 import sys
 from pathlib import Path
 
-from . import ROOT, argument_parser, machine_name, revision
+from . import ROOT, argument_parser, knownsteps, machine_name, revision
 from .asvfiles import (
     BadCommit,
     BadFile,
@@ -111,8 +115,10 @@ def compare_runs(
     bench_pattern="",
     public_time=False,
     cold=False,
+    steps=(),
 ):
-    """(ours that regressed, others that did (each line prefixed "peer" or "ours"), summary,
+    """(ours that regressed, others that did (each line prefixed "peer" or "ours", or "known
+    step" for a regression of ours that `steps` (docs/known-steps.json) explains), summary,
     count of our figures compared)."""
     before, after = figures(old), figures(new)
     old_stats, new_stats = figure_stats(old), figure_stats(new)
@@ -123,7 +129,7 @@ def compare_runs(
     }
     old_versions, new_versions = versions(old), versions(new)
     common = {key for key in shared if old_versions[key[0]] == new_versions[key[0]]}
-    ours, peers = [], []
+    ours, peers, known = [], [], []
     for key in sorted(common):
         if slower(before[key], after[key], old_stats.get(key), new_stats.get(key), threshold):
             bench, params = key
@@ -131,7 +137,13 @@ def compare_runs(
                 f"{name}: {bench}({', '.join(map(repr, params))}): {before[key]:.4g} -> "
                 f"{after[key]:.4g} ({ratio(before[key], after[key])})"
             )
-            if gates(key, public_time, cold):
+            figure = f"{bench}({', '.join(map(repr, params))})"
+            step = knownsteps.explain(
+                list(steps), figure, old["commit_hash"], new["commit_hash"], name
+            )
+            if gates(key, public_time, cold) and step:
+                known.append(f"known step, not gating: {line}: {knownsteps.describe(step)}")
+            elif gates(key, public_time, cold):
                 ours.append(line)
             else:
                 peers.append(("ours" if params[-1] == OURS else "peer") + ", not gating: " + line)
@@ -160,6 +172,9 @@ def compare_runs(
         + f"; {len(common) - compared} peer or non-gating figures shown, {len(peers)} slower "
         "(not gating)"
     )
+    if known:
+        summary += f"; {len(known)} known step(s) of ours (docs/known-steps.json), not gating"
+        peers = known + peers
     if unmeasured:
         summary += f"; {len(unmeasured)} of ours measured in the base not measured in the head"
         peers += ["ours, not checked: " + line for line in unmeasured]
@@ -176,6 +191,7 @@ def check_machine(
     pair=None,
     cold=False,
     runs=None,
+    steps=(),
 ):
     """Compare a machine's newest commit with its predecessor, or `pair` (base, head: full
     hashes or prefixes) with each other; `runs`: the folder's, where already loaded."""
@@ -192,7 +208,7 @@ def check_machine(
         return [], [], f"{folder.name}: {len(runs)} commit(s) with results, nothing to compare", 0
     else:
         old, new = runs[-2], runs[-1]
-    return compare_runs(folder.name, old, new, threshold, bench_pattern, public_time, cold)
+    return compare_runs(folder.name, old, new, threshold, bench_pattern, public_time, cold, steps)
 
 
 def main(argv=None) -> int:
@@ -206,6 +222,8 @@ def main(argv=None) -> int:
                     help="the old commit (with --head; default: the newest but one)")  # fmt: skip
     ap.add_argument("--head", type=revision, help="the new commit (with --base)")
     ap.add_argument("--results", type=Path, default=ROOT / "results")
+    ap.add_argument("--known-steps", type=Path, default=knownsteps.FILE,
+                    help="steps explained, not gating (docs/known-steps.json)")  # fmt: skip
     args = ap.parse_args(argv)
     try:
         re.compile(args.bench)
@@ -226,6 +244,7 @@ def main(argv=None) -> int:
         ap.exit(2, f"regressions: no machine's results under {args.results}: nothing checked\n")
     try:
         loaded = {folder: load_runs(folder) for folder in folders}
+        steps = knownsteps.load(args.known_steps)
     except BadFile as e:
         ap.exit(2, f"regressions: {e}\n")
     pair = None
@@ -249,7 +268,7 @@ def main(argv=None) -> int:
     ours, peers, compared = [], [], 0
     for folder, runs in loaded.items():
         found, others, summary, count = check_machine(
-            folder, args.threshold, args.bench, args.public_time, pair, args.cold, runs
+            folder, args.threshold, args.bench, args.public_time, pair, args.cold, runs, steps
         )
         print(summary)
         ours += found

@@ -1,6 +1,7 @@
 """What publish adds to asv's site: commit links, default views per machine, reports."""
 
 import json
+import shutil
 import subprocess
 
 import pytest
@@ -36,16 +37,71 @@ def test_commit_url_precedence(tmp_path, monkeypatch):
     monkeypatch.delenv(publish.COMMIT_URL_ENV, raising=False)
     none = tmp_path / "pyproject.toml"
     none.write_text("[project]\nname = 'x'\n")
-    url, warning = publish.commit_url(None, {"show_commit_url": publish.PLACEHOLDER_URL}, none)
-    assert url == publish.PLACEHOLDER_URL and "show_commit_url" in warning
+    no_origin = lambda: None  # noqa: E731
+    # nothing known: no URL (hashes without links), never a placeholder
+    for conf in ({"show_commit_url": publish.LEGACY_PLACEHOLDER}, {"show_commit_url": ""}, {}):
+        url, warning = publish.commit_url(None, conf, none, origin=no_origin)
+        assert url is None and "without links" in warning
+    origin = lambda: "https://github.com/o/from-origin"  # noqa: E731
+    assert publish.commit_url(None, {}, none, origin=origin)[0] == (
+        "https://github.com/o/from-origin/commit/"
+    )
     repo = tmp_path / "repo.toml"
     repo.write_text("[project.urls]\nRepository = 'https://github.com/o/r'\n")
-    assert publish.commit_url(None, {}, repo) == ("https://github.com/o/r/commit/", None)
+    assert publish.commit_url(None, {}, repo, origin=origin) == (
+        "https://github.com/o/r/commit/",
+        None,
+    )
     conf = {"show_commit_url": "https://conf/commit/"}
     assert publish.commit_url(None, conf, repo)[0] == "https://conf/commit/"
     monkeypatch.setenv(publish.COMMIT_URL_ENV, "https://env/commit/")
     assert publish.commit_url(None, conf, repo)[0] == "https://env/commit/"
     assert publish.commit_url("https://opt/commit/", conf, repo)[0] == "https://opt/commit/"
+
+
+@pytest.mark.parametrize(
+    "remote, page",
+    [
+        ("git@github.com:owner/repo.git", "https://github.com/owner/repo"),
+        ("ssh://git@gitlab.example.com:2222/group/sub/repo.git",
+         "https://gitlab.example.com/group/sub/repo"),
+        ("https://user:secret@github.com/owner/repo.git", "https://github.com/owner/repo"),
+        ("https://github.com/owner/repo/", "https://github.com/owner/repo"),
+        ("/srv/git/repo.git", None),
+        ("file:///srv/git/repo.git", None),
+        ("../repo", None),
+    ],
+)  # fmt: skip
+def test_the_origin_remotes_web_page(remote, page):
+    assert publish.web_url(remote) == page
+
+
+def test_the_project_link_is_the_repository_or_the_dashboard():
+    assert publish.project_url("https://github.com/o/r/commit/") == "https://github.com/o/r/"
+    assert publish.project_url(None) == "./"
+
+
+def test_a_run_without_a_later_fact_joins_its_machines_series(tmp_path):
+    # the H200's first runs lack the host CPU: asv drew each case twice
+    facts = {"machine": "m", "gpu": "G"}
+    new = {**facts, "cpu": "Xeon", "num_cpu": "16"}
+    runs = [{"params": dict(facts)}, {"params": dict(new)}, {"params": dict(new)}]
+    assert publish.fill_facts(runs) == {0: {"cpu": "Xeon", "num_cpu": "16"}}
+    # runs that disagree on a fact leave it unknown; another GPU is another machine's facts
+    runs.append({"params": {**new, "num_cpu": "32"}})
+    runs.append({"params": {**facts, "gpu": "H", "cpu": "Epyc"}})
+    assert publish.fill_facts(runs) == {0: {"cpu": "Xeon"}}
+    # on publish only: the copy changes, results/ does not
+    write_machine(tmp_path / "m")
+    path = tmp_path / "m" / "aaaaaaaa-env.json"
+    path.write_text(json.dumps({**run("m", "G", {}), "params": dict(facts)}))
+    (tmp_path / "m" / "bbbbbbbb-env.json").write_text(
+        json.dumps({**run("m", "G", {}, commit="b" * 40), "params": dict(new)})
+    )
+    assert publish.merge_series(tmp_path) == [
+        "m/aaaaaaaa-env.json: {'cpu': 'Xeon', 'num_cpu': '16'}"
+    ]
+    assert json.loads(path.read_text())["params"] == new
 
 
 def test_the_gpu_machines_view_is_the_default(tmp_path):
@@ -221,3 +277,112 @@ def test_the_committed_dashboard_is_published_from_the_committed_results():
     for name, bench in index["benchmarks"].items():  # the front page of today's publish
         written = json.loads((site / "graphs" / "summary" / f"{name}.json").read_text())
         assert written == pages.summary_points(bench, files.get(name, [])), name
+
+
+def test_a_ratio_opens_on_the_peer_it_is_recorded_under_and_gpus_side_by_side(tmp_path):
+    # the ratio is recorded under the peer (torch's time over ours); a view of ours was empty
+    ratio = "bench_rmsnorm.RMSNormForward.track_public_ratio"
+    params = [[repr(c) for c in CASES], ["'triton'", "'torch'"]]
+    runs = {}
+    for machine, gpu in [("nvidia-h100", "NVIDIA H100"), ("nvidia-h200", "NVIDIA H200")]:
+        content = run(machine, gpu, {(CASES[1], "torch"): 1.3, (CASES[2], "torch"): 0.9})
+        content["results"] = {ratio: content["results"][BENCH]}
+        runs[machine] = [content]
+    index = {"benchmarks": {ratio: {"params": params, "param_names": ["case", "backend"],
+                                    "version": "v1", "unit": "peer/ours"}}}  # fmt: skip
+    views = pages.views(index, runs)
+    assert views["default"] == "nvidia-h100+nvidia-h200"  # every GPU machine, side by side
+    both = views["benchmarks"][ratio]["nvidia-h100+nvidia-h200"]
+    assert both.startswith("machine=nvidia-h100&machine=nvidia-h200&p-case=")
+    assert "p-backend='torch'" in both and "'triton'" not in both
+    assert views["ratio"] == [ratio] and views["higher_is_better"] == [ratio]
+    assert "p-backend='torch'" in views["benchmarks"][ratio]["nvidia-h200"]
+
+
+def test_the_benchmark_list_leaves_out_rows_without_a_value(tmp_path):
+    folder = tmp_path / "graphs" / "branch-main" / "machine-m"
+    folder.mkdir(parents=True)
+    rows = [{"name": "a", "last_value": 1.0}, {"name": "b", "last_value": None}]
+    (folder / "summary.json").write_text(json.dumps(rows))
+    assert pages.drop_empty_rows(tmp_path) == 1
+    assert json.loads((folder / "summary.json").read_text()) == rows[:1]
+
+
+def test_views_js_carries_its_data_and_code(tmp_path):
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "index.json").write_text(json.dumps({"benchmarks": {}}))
+    (site / "index.html").write_text(f"<html><head></head><body>{pages.NAV_AFTER}</body></html>")
+    pages.add_views(site, {}, no_link=publish.NO_COMMIT_URL)
+    script = (site / "views.js").read_text()
+    data = json.loads(script.split("var VIEWS = ", 1)[1].split(";\n", 1)[0])
+    assert data["no_commit_url"] == publish.NO_COMMIT_URL and data["known"] == []
+    assert "$.plot = wrapped" in script and "rb-legend" in script
+
+
+def test_the_reports_page_counts_the_commits_its_graphs_draw(tmp_path):
+    # it counted the commits with results (25), the graphs drew 23
+    folder = tmp_path / "graphs" / "branch-main" / "machine-m"
+    folder.mkdir(parents=True)
+    (folder / f"{BENCH}.json").write_text(json.dumps([[1, [1e-6, None]], [2, [None, None]]]))
+    (folder / "other.json").write_text(json.dumps([[3, 2.0]]))
+    assert pages.graphed_commits(tmp_path, {"m": [], "n": []}) == {"m": 2, "n": 0}
+
+
+def test_a_second_gpu_machines_history_is_published_beside_the_first(tmp_path):
+    # a copy of the H200's newest three runs under another GPU machine's name, in a
+    # temporary folder: publish shows both side by side, with no change to the code
+    results = tmp_path / "results"
+    results.mkdir()
+    shutil.copy2(ROOT / "results" / "benchmarks.json", results / "benchmarks.json")
+    h200 = ROOT / "results" / "nvidia-h200"
+    newest = sorted(asvfiles.results_files(h200), key=lambda p: asvfiles.load_run(p)["date"])[-3:]
+    for machine, gpu in [("nvidia-h200", None), ("nvidia-h100", "NVIDIA H100 80GB HBM3")]:
+        folder = results / machine
+        folder.mkdir()
+        for path in [h200 / "machine.json", *newest]:
+            content = json.loads(path.read_text())
+            facts = content if path.name == "machine.json" else content["params"]
+            facts["machine"] = machine
+            facts["gpu"] = gpu or facts["gpu"]
+            (folder / path.name).write_text(json.dumps(content))
+    out = tmp_path / "html"
+    publish.publish(out, ["HEAD"], results, url="https://example.org/r/commit/")
+    index = json.loads((out / "index.json").read_text())
+    assert index["params"]["machine"] == ["nvidia-h100", "nvidia-h200"]
+    assert index["project_url"] == "https://example.org/r/"
+    script = (out / "views.js").read_text()
+    data = json.loads(script.split("var VIEWS = ", 1)[1].split(";\n", 1)[0])
+    assert data["default"] == "nvidia-h100+nvidia-h200"
+    device = "bench_rmsnorm.RMSNormForward.track_device_time"
+    assert data["benchmarks"][device][data["default"]].startswith(
+        "machine=nvidia-h100&machine=nvidia-h200&"
+    )
+    summaries = data["summaries"][device]
+    assert sorted(summaries) == ["nvidia-h100", "nvidia-h200"]
+    assert (
+        len(summaries["nvidia-h100"]) == 3 and summaries["nvidia-h100"] == summaries["nvidia-h200"]
+    )
+    reports = (out / "report" / "index.html").read_text()
+    assert "GPU: NVIDIA H100 80GB HBM3" in reports and "GPU: NVIDIA H200" in reports
+    assert (ROOT / "results" / "nvidia-h100").exists() is False  # nothing written to results/
+
+
+def test_the_dashboard_check_finds_links_that_lead_nowhere(tmp_path):
+    from rmsnorm_bench import dashboard
+
+    (tmp_path / "report").mkdir()
+    (tmp_path / "report" / "index.html").write_text("ok")
+    server = dashboard.serve(tmp_path)
+    base = f"http://127.0.0.1:{server.server_address[1]}/"
+    try:
+        good = '<a href="report/">r</a><a href="#bench?x=1">b</a><a href="https://x.org/c/1">c</a>'
+        assert dashboard.check_links(base, {base: good}, publish.NO_COMMIT_URL) == ([], 2)
+        for bad in ('href="missing.html"', f'href="{publish.NO_COMMIT_URL}abc"',
+                    f'href="{publish.LEGACY_PLACEHOLDER}abc"', 'href=""'):  # fmt: skip
+            problems, _ = dashboard.check_links(
+                base, {base: f"<a {bad}>x</a>"}, publish.NO_COMMIT_URL
+            )
+            assert len(problems) == 1, bad
+    finally:
+        server.shutdown()
