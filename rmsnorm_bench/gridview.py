@@ -27,7 +27,24 @@ from .instrument import OURS
 
 # letters in a heatmap's grey cells (no ratio there), by our status
 MARKS = {FAILED: "F", UNSUPPORTED: "U", SKIPPED: "S", NOT_REACHED: "", OK: "-"}
-TICKS = (0.5, 0.67, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 2.0)  # of the colour bar, log scale
+# the colour bar: log scale, symmetric about 1, as wide as the grid's largest gap either way
+# (at least 2x), so that a 6x gap looks like 6x and not like the end of a fixed 2x scale
+MIN_SPAN = 2.0
+TICKS = (0.5, 0.67, 0.8, 0.9, 1.0, 1.1, 1.25, 1.5, 2.0)  # within 2x; past it, powers of 2
+
+
+def color_span(cells) -> float:
+    """The colour scale's reach r (from 1/r to r) for cells' ours_over_best_peer."""
+    ratios = [c["ours_over_best_peer"] for c in cells if c.get("ours_over_best_peer")]
+    return max([MIN_SPAN, *(max(r, 1 / r) for r in ratios)])
+
+
+def ticks(span: float) -> list[float]:
+    """The colour bar's ticks from 1/span to span: TICKS, then powers of two."""
+    powers = [2.0**k for k in range(2, 64) if 2.0**k <= span * (1 + 1e-9)]
+    return sorted({*(1 / p for p in powers), *TICKS, *powers})
+
+
 KEY = (
     f"above 1: ours ahead; hatched: ours behind by more than {BEHIND:.0%}; grey: no ratio "
     "(F ours failed, U unsupported, S skipped, - no peer or no time, blank not reached)"
@@ -142,7 +159,8 @@ def panels(data: dict) -> list[tuple[str, str]]:
 
 def draw(data: dict, out: Path) -> list[Path]:
     """<op>_<phase>.png in `out` for each op and phase of the grid: a heatmap per (dtype,
-    weight), M up, N across, colour best peer / ours (above 1: ours ahead, log scale), the
+    weight), M up, N across, colour best peer / ours (above 1: ours ahead, log scale, as wide
+    as the grid's largest gap: color_span), the
     cells where ours is behind by more than BEHIND hatched, cells without a ratio grey (with
     our status's letter, MARKS). Returns the files written."""
     import matplotlib
@@ -151,6 +169,7 @@ def draw(data: dict, out: Path) -> list[Path]:
     import matplotlib.pyplot as plt
 
     grid, chosen, written = data["grid"], panels(data), []
+    span = color_span(data["cells"])  # one scale for every panel and figure of the grid
     cols = min(2, len(chosen))
     rows = math.ceil(len(chosen) / cols)
     size = (0.55 * len(grid["n"]) * cols + 2, 0.45 * len(grid["m"]) * rows + 2)
@@ -164,11 +183,12 @@ def draw(data: dict, out: Path) -> list[Path]:
                 for c in data["cells"]
                 if (c["op"], c["phase"], c["dtype"], c["weight"]) == (op, phase, dtype, weight)
             }
-            image = draw_panel(ax, cells, grid["m"], grid["n"])
+            image = draw_panel(ax, cells, grid["m"], grid["n"], span)
             ax.set_title(f"x {dtype}, weight {dtype if weight == 'same' else weight}", fontsize=9)
         bar = fig.colorbar(image, ax=axes, shrink=0.6, label="best peer / ours (device time)")
         bar.ax.minorticks_off()
-        bar.set_ticks(TICKS, labels=[f"{t:g}" for t in TICKS])
+        marks = ticks(span)
+        bar.set_ticks(marks, labels=[f"{t:.3g}" for t in marks])
         fig.suptitle(f"{op} {phase} ({where(data)})\n{KEY}", fontsize=8)
         written.append(out / f"{op}_{phase}.png")
         fig.savefig(written[-1], dpi=100)
@@ -176,8 +196,9 @@ def draw(data: dict, out: Path) -> list[Path]:
     return written
 
 
-def draw_panel(ax, cells: dict, ms, ns):
-    """One heatmap of {(m, n): cell} on `ax`; returns its image (for the colour bar)."""
+def draw_panel(ax, cells: dict, ms, ns, span: float = MIN_SPAN):
+    """One heatmap of {(m, n): cell} on `ax`, colours from 1/span to span; returns its image
+    (for the colour bar)."""
     import matplotlib.pyplot as plt
     from matplotlib.colors import LogNorm
     from matplotlib.patches import Rectangle
@@ -198,7 +219,7 @@ def draw_panel(ax, cells: dict, ms, ns):
             )
     cmap = plt.get_cmap("RdYlGn").with_extremes(bad="lightgrey")  # bad: NaN, no ratio
     image = ax.imshow(
-        values, cmap=cmap, norm=LogNorm(vmin=0.5, vmax=2.0), origin="lower", aspect="auto"
+        values, cmap=cmap, norm=LogNorm(vmin=1 / span, vmax=span), origin="lower", aspect="auto"
     )
     ax.set_xticks(range(len(ns)), [str(n) for n in ns], rotation=90, fontsize=7)
     ax.set_yticks(range(len(ms)), [str(m) for m in ms], fontsize=7)

@@ -974,3 +974,13 @@ def test_timings_that_are_not_seconds_are_refused(tmp_path):
     record = {**vars(CELL), "backends": {"triton": {**timed(2e-6), "timings": [2e-6, -1]}}}
     record.update(gridfile.judge(record["backends"]))
     assert "timings" in gridfile.cell_fault(record)
+
+
+def test_the_colour_scale_reaches_the_largest_gap_either_way():
+    cells = [{"ours_over_best_peer": r} for r in (0.9, 1.3, None)]
+    assert gridview.color_span(cells) == gridview.MIN_SPAN  # within 2x: the 2x scale
+    cells.append({"ours_over_best_peer": 6.0})
+    assert gridview.color_span(cells) == 6.0  # a 6x gap is the end of the scale, not 2x
+    assert gridview.color_span([{"ours_over_best_peer": 1 / 8}]) == 8.0
+    marks = gridview.ticks(6.0)
+    assert marks[0] == 0.25 and marks[-1] == 4.0 and 1.0 in marks and marks == sorted(marks)
