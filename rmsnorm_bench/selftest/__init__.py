@@ -58,7 +58,8 @@ find's planted and named commits, the noise and the plant's step.
 
 Exit status: 0 when there is no false alarm on a gating figure and every planted regression
 was detected; 1 otherwise; 2 when it could not run (a dirty package tree is fine: the plants
-start from the commit, not the working tree).
+start from the commit, not the working tree; a working tree whose instrument differs from
+HEAD's is refused, the files named: every commit would be measured by it).
 """
 
 import argparse
@@ -70,7 +71,17 @@ import sys
 import time
 from pathlib import Path
 
-from .. import ROOT, argument_parser, asvargs, asvfiles, asvrun, instrument, machine, user_path
+from .. import (
+    ROOT,
+    argument_parser,
+    asvargs,
+    asvfiles,
+    asvrun,
+    instrument,
+    machine,
+    provenance,
+    user_path,
+)
 from .find import check_find, host_case, plan_find
 from .plants import (
     FRACTION,
@@ -271,6 +282,11 @@ def run(args, asv_args: list[str]) -> int:
         for var, value in REDUCED.items():
             os.environ.setdefault(var, value)
     asvargs.check_options()
+    # the plants start from the commit (a dirty package is fine), but every commit is measured
+    # by this working tree's instrument, and the verdict is stored as the commit's
+    changed = provenance.changed_files(ROOT, provenance.MEASURING)
+    if changed:
+        raise SelfTestError(provenance.refusal(changed, "the self-test", flag=False))
     base = git("rev-parse", "HEAD")
     runner = Runner(args.conf, args.machine, asv_args)
     prefix = branch_name(base)
