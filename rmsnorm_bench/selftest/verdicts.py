@@ -42,9 +42,9 @@ def label(key) -> str:
 
 
 def flagged(old: dict, new: dict, factor: float) -> dict:
-    """{(benchmark, params): 'old -> new'} of every figure of either commit that got worse:
-    slower by regressions.slower's test, or, for the public ratio (higher is better), lower by
-    the same test turned round."""
+    """{(benchmark, params): 'old -> new'} of every figure of either commit that got worse, as
+    the gate judges it (regressions.worse): slower, or for the public ratio (higher is
+    better) lower, by more than its own noise floor too."""
     before, after = asvfiles.figures(old), asvfiles.figures(new)
     old_stats, new_stats = asvfiles.figure_stats(old), asvfiles.figure_stats(new)
     old_versions, new_versions = asvfiles.versions(old), asvfiles.versions(new)
@@ -53,9 +53,7 @@ def flagged(old: dict, new: dict, factor: float) -> dict:
         if old_versions[key[0]] != new_versions[key[0]]:
             continue
         a, b, sa, sb = before[key], after[key], old_stats.get(key), new_stats.get(key)
-        if regressions.figure_name(key[0]) == RATIO:
-            a, b, sa, sb = b, a, sb, sa
-        if regressions.slower(a, b, sa, sb, factor):
+        if regressions.worse(key, a, b, sa, sb, factor):
             out[key] = f"{before[key]:.4g} -> {after[key]:.4g}"
     return out
 
