@@ -41,15 +41,14 @@ import sys
 import types
 
 from rmsnorm_bench import instrument
-from rmsnorm_bench.instrument.fingerprint import fingerprint
+from rmsnorm_bench.instrument.fingerprint import declared
 
-# Every figure's asv version: the method's name, bumped by hand when the method of measuring
-# changes (what one sample is and which statistic is reported; not the number of samples,
-# see _Suite.version), and the fingerprint of all the code that measures (the instrument,
-# benchmarks/: instrument/fingerprint.py), so that figures measured by other code, however
-# it changed, are never compared, gated or graphed with these (asv's own rule for a
-# benchmark's code; earlier figures stay stored, and publish names what it leaves out).
-METHOD = f"seed-contract-1, instrument {fingerprint()}"
+# Every figure's asv version starts with the method's name, declared in benchmarks/method.json
+# with the fingerprint of the instrument that measures by it (instrument/fingerprint.py): a
+# change of the instrument's code is refused until a commit declares it the same method or
+# names a new one (what one sample is or which statistic is reported; not the number of
+# samples, see _Suite.version).
+METHOD = declared()["method"]
 
 CASE_PARAMS = {
     phase: [s.label for s in instrument.param_shapes(phase)] for phase in ("forward", "backward")
@@ -89,14 +88,14 @@ class _Suite:
     repeat = 1
     number = 1
     timeout = 120
-    # METHOD's name: bump by hand when the method of measuring changes (the fingerprint in
-    # METHOD follows the code by itself): what one sample is and which statistic is
-    # reported. Not for the number of samples: since the noise sets it (at least the 4 per
-    # process of before, more where noisy), a figure that is not noisy is sampled exactly as
-    # before, and a noisy one gets more samples of the same kind, so figures of either kind
-    # stay comparable (as asv's own timing benchmarks vary their repeats by the time they
-    # take, under one version). Nor for which suites share a process: each round is still a
-    # fresh process, and each sample the same calls timed.
+    # METHOD: a new name in benchmarks/method.json when the method of measuring changes:
+    # what one sample is and which statistic is reported. Not for the number of samples:
+    # since the noise sets it (at least the 4 per process of before, more where noisy), a
+    # figure that is not noisy is sampled exactly as before, and a noisy one gets more
+    # samples of the same kind, so figures of either kind stay comparable (as asv's own
+    # timing benchmarks vary their repeats by the time they take, under one version). Nor for
+    # which suites share a process: each round is still a fresh process, and each sample the
+    # same calls timed.
     version = METHOD
     op = phase = ""  # each suite's
 

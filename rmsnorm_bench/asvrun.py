@@ -35,6 +35,8 @@ What scripts/run and scripts/compare call once they have set up the environment:
   named (exit 2; rmsnorm_bench.provenance): figures stored under a commit's hash come from
   that commit's code. --uncommitted measures anyway, into .asv/uncommitted/results/ (never
   results/: neither the gate's history nor the dashboard holds such figures), with no record.
+  A committed instrument whose fingerprint is not the one benchmarks/method.json declares
+  for the suites' method (the asv version) is refused too (instrument/fingerprint.py).
 
 `asv find` runs under the environment's lock only, with --skip-save: it measures the commits
 it bisects in one process each, without samples, which must not replace stored figures.
@@ -67,6 +69,7 @@ from . import (
     store,
     user_path,
 )
+from .instrument import fingerprint
 
 
 def say(text: str) -> None:
@@ -360,6 +363,8 @@ def main(argv=None) -> int:
     stores = asv_args[0] != "find"  # asv find stores nothing (--skip-save below)
     if changed and stores and not args.uncommitted:
         ap.exit(2, provenance.refusal(changed, "run") + "\n")
+    if stores and not args.uncommitted and (problem := fingerprint.undeclared(repo)):
+        ap.exit(2, f"run: refused: {problem}\n")  # figures under a method not declared
     if changed and not stores:
         shown = ", ".join(changed)
         say(f"the working tree differs from HEAD in {shown}: asv find stores nothing, but it "

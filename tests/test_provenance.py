@@ -137,7 +137,10 @@ def test_the_benchmarks_version_covers_the_whole_instrument(tmp_path):
     from benchmarks import bench_rmsnorm as bench
     from rmsnorm_bench.instrument import fingerprint as fp
 
-    assert bench.METHOD.endswith(f"instrument {fp.fingerprint()}")
+    # the instrument here is the one its method was declared for: a change of its code needs
+    # a declaration in benchmarks/method.json (the same method, or a new one) in its commit
+    assert fp.undeclared() is None, fp.undeclared()
+    assert bench.METHOD == fp.declared()["method"]
     for suite in (bench.RMSNormForward, bench.FusedAddRMSNormBackward):
         # a figure with no version of its own has the suite's, as asv reads it
         tracks = [getattr(suite, n) for n in dir(suite) if n.startswith("track_")]
@@ -168,3 +171,23 @@ def test_the_benchmarks_version_covers_the_whole_instrument(tmp_path):
                      "benchmarks/bench_rmsnorm.py", "rmsnorm_bench/__init__.py"):  # fmt: skip
         assert edited(relative, "\nSCALE = 100\n") != before, relative
     assert fp.fingerprint(tmp_path) == before
+    # an undeclared instrument is named, with what to do
+    declaration = tmp_path / "benchmarks" / "method.json"
+    declaration.write_text(json.dumps({"method": "m-1", "instrument": before}))
+    assert fp.undeclared(tmp_path) is None
+    (tmp_path / "rmsnorm_bench/instrument/contract.py").write_text("SCALE = 100\n")
+    problem = fp.undeclared(tmp_path)
+    assert problem and "'m-1'" in problem and fp.fingerprint(tmp_path) in problem
+
+
+def test_a_run_of_an_undeclared_instrument_is_refused(setting, monkeypatch, capsys):
+    from rmsnorm_bench.instrument import fingerprint as fp
+
+    conf, ran = setting
+    monkeypatch.setattr(provenance, "changed_files", lambda root, paths=None: [])  # committed
+    monkeypatch.setattr(fp, "fingerprint", lambda root=None: "0123456789ab")
+    with pytest.raises(SystemExit) as refused:
+        asvrun.main(["--conf", str(conf), "--machine", "h200", "--", "run", "HEAD^!"])
+    err = capsys.readouterr().err
+    assert refused.value.code == 2 and "0123456789ab" in err and "method.json" in err
+    assert ran == [] and not (conf.parent / "results").exists()

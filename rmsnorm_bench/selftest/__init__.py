@@ -88,6 +88,7 @@ from .. import (
     provenance,
     user_path,
 )
+from ..instrument import fingerprint
 from .find import check_find, host_case, plan_find
 from .plants import (
     DEVICE_FRACTION,
@@ -295,6 +296,8 @@ def run(args, asv_args: list[str]) -> int:
     changed = provenance.changed_files(ROOT, provenance.MEASURING)
     if changed:
         raise SelfTestError(provenance.refusal(changed, "the self-test", flag=False))
+    if problem := fingerprint.undeclared(ROOT):
+        raise SelfTestError(f"refused: {problem}")
     base = git("rev-parse", "HEAD")
     runner = Runner(args.conf, args.machine, asv_args)
     prefix = branch_name(base)
