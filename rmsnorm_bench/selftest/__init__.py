@@ -245,7 +245,7 @@ def verdict_json(args, base: str, seconds: float, verdicts: list, found: dict | 
         "commit": base,
         "factor": args.factor,
         "seconds": round(seconds, 1),
-        "passed": all(v.ok for v in verdicts),
+        "passed": all(v.ok and not v.too_small for v in verdicts),
         "measured": {var: os.environ.get(var, "") for var in REDUCED},
         "pairs": pairs,
         "find": find,
