@@ -41,6 +41,14 @@ import sys
 import types
 
 from rmsnorm_bench import instrument
+from rmsnorm_bench.instrument.fingerprint import declared
+
+# Every figure's asv version starts with the method's name, declared in benchmarks/method.json
+# with the fingerprint of the instrument that measures by it (instrument/fingerprint.py): a
+# change of the instrument's code is refused until a commit declares it the same method or
+# names a new one (what one sample is or which statistic is reported; not the number of
+# samples, see _Suite.version).
+METHOD = declared()["method"]
 
 CASE_PARAMS = {
     phase: [s.label for s in instrument.param_shapes(phase)] for phase in ("forward", "backward")
@@ -80,14 +88,15 @@ class _Suite:
     repeat = 1
     number = 1
     timeout = 120
-    # bump by hand when the method of measuring changes (asv does not hash rmsnorm_bench):
-    # what one sample is and which statistic is reported. Not for the number of samples: since
-    # the noise sets it (at least the 4 per process of before, more where noisy), a figure that
-    # is not noisy is sampled exactly as before, and a noisy one gets more samples of the same
-    # kind, so figures of either kind stay comparable (as asv's own timing benchmarks vary
-    # their repeats by the time they take, under one version). Nor for which suites share a
-    # process: each round is still a fresh process, and each sample the same calls timed.
-    version = "seed-contract-1"
+    # METHOD: a new name in benchmarks/method.json when the method of measuring changes:
+    # what one sample is and which statistic is reported. Not for the number of samples:
+    # since the noise sets it (at least the 4 per process of before, more where noisy), a
+    # figure that is not noisy is sampled exactly as before, and a noisy one gets more
+    # samples of the same kind, so figures of either kind stay comparable (as asv's own
+    # timing benchmarks vary their repeats by the time they take, under one version). Nor for
+    # which suites share a process: each round is still a fresh process, and each sample the
+    # same calls timed.
+    version = METHOD
     op = phase = ""  # each suite's
 
     def __init_subclass__(cls):
@@ -120,7 +129,7 @@ class _Suite:
 
     # 2: graphs of several calls where one call is short (instrument.GRAPH_MIN_SECONDS); before,
     # one call per graph, whose replays were host-bound below about 5 us
-    @figure("seconds", "seed-contract-1, device-graph-2")
+    @figure("seconds", f"{METHOD}, device-graph-2")
     def track_device_time(self, results, case, backend):
         return samples(self.m.device_time)
 
@@ -128,15 +137,15 @@ class _Suite:
     def track_peak_memory(self, results, case, backend):
         return self.m.peak_memory
 
-    @figure("peer/ours", "seed-contract-1, ratio-1")
+    @figure("peer/ours", f"{METHOD}, ratio-1")
     def track_public_ratio(self, results, case, backend):
         return samples(self.m.public_ratio)
 
-    @figure("seconds", "seed-contract-1, cold-1")
+    @figure("seconds", f"{METHOD}, cold-1")
     def track_device_time_cold(self, results, case, backend):
         return samples(self.m.device_time_cold)
 
-    @figure("GB/s", "seed-contract-1, device-graph-2, bandwidth-1")
+    @figure("GB/s", f"{METHOD}, device-graph-2, bandwidth-1")
     def track_bandwidth(self, results, case, backend):
         nbytes = instrument.ideal_bytes(self.op, self.phase, instrument.Shape.from_label(case))
         return samples([nbytes / s / 1e9 for s in self.m.device_time])

@@ -2,7 +2,7 @@
 
 usage: python -m rmsnorm_bench.asvrun --machine NAME [--conf FILE] [--no-wait]
                                       [--record | --record-to FILE] [--started-at T]
-                                      [--fresh-venv] -- ASV_COMMAND...
+                                      [--fresh-venv] [--uncommitted] -- ASV_COMMAND...
 
 What scripts/run and scripts/compare call once they have set up the environment:
 
@@ -34,6 +34,14 @@ What scripts/run and scripts/compare call once they have set up the environment:
   --started-at (seconds since the epoch) is when the caller's set-up began (scripts/run's
   start), --fresh-venv that it made .venv.
 
+- A working tree that differs from HEAD in what measures (benchmarks/, the instrument,
+  asv.conf.json) or is measured (the package) is refused before anything runs, the files
+  named (exit 2; rmsnorm_bench.provenance): figures stored under a commit's hash come from
+  that commit's code. --uncommitted measures anyway, into .asv/uncommitted/results/ (never
+  results/: neither the gate's history nor the dashboard holds such figures), with no record.
+  A committed instrument whose fingerprint is not the one benchmarks/method.json declares
+  for the suites' method (the asv version) is refused too (instrument/fingerprint.py).
+
 `asv find` runs under the environment's lock only, with --skip-save: it measures the commits
 it bisects in one process each, without samples, which must not replace stored figures.
 
@@ -61,10 +69,12 @@ from . import (
     lifetime,
     machine,
     progress,
+    provenance,
     runrecord,
     store,
     user_path,
 )
+from .instrument import fingerprint
 from .locks import Busy, Locks, results_lock
 
 
@@ -291,6 +301,8 @@ def main(argv=None) -> int:
                     help="write it to FILE (a new one)")  # fmt: skip
     ap.add_argument("--started-at", type=float, metavar="T", help="when the set-up began (epoch)")
     ap.add_argument("--fresh-venv", action="store_true", help="the caller made .venv")
+    ap.add_argument("--uncommitted", action="store_true",
+                    help="measure a working tree that differs from HEAD; store apart")  # fmt: skip
     ap.add_argument("asv", nargs="+", metavar="ASV_COMMAND", help="run|continuous|find ARGS...")
     args = ap.parse_args(argv)
     if not machine.NAME.fullmatch(args.machine):
@@ -320,8 +332,31 @@ def main(argv=None) -> int:
             per_round=per_round,
             folder=runrecord.default_folder(instrument.DEVICE),
         )  # fmt: skip
+    try:
+        changed = provenance.changed_files(repo)
+    except provenance.NotAGitCheckout as e:
+        ap.exit(2, f"run: {e}\n")
+    stores = asv_args[0] != "find"  # asv find stores nothing (--skip-save below)
+    if changed and stores and not args.uncommitted:
+        ap.exit(2, provenance.refusal(changed, "run") + "\n")
+    if stores and not args.uncommitted and (problem := fingerprint.undeclared(repo)):
+        ap.exit(2, f"run: refused: {problem}\n")  # figures under a method not declared
+    if changed and not stores:
+        shown = ", ".join(changed)
+        say(f"the working tree differs from HEAD in {shown}: asv find stores nothing, but it "
+            "measures with the working tree's instrument")  # fmt: skip
     if asv_args[0] == "find":  # a search: one process per commit, no samples; not stored
         asv_args = [*asv_args, *(["--skip-save"] if "--skip-save" not in asv_args else [])]
+    results, keep_in, scratch = base / conf["results_dir"], None, None
+    if args.uncommitted and stores:  # measured anyway, stored apart (rmsnorm_bench.provenance)
+        scratch = provenance.scratch_conf(args.conf, args.machine)
+        asv_args = with_config(asv_args, scratch)
+        results, keep_in, recorder = (
+            provenance.UNCOMMITTED / "results",
+            provenance.UNCOMMITTED,
+            None,
+        )
+        say(f"--uncommitted: figures stored in {results}, never in results/ (no record)")
     command = [sys.executable, "-m", "asv", *asv_args]
     try:
         if asv_args[0] == "find":
@@ -331,11 +366,12 @@ def main(argv=None) -> int:
         return run_guarded(
             command,
             args.machine,
-            base / conf["results_dir"],
+            results,
             base / ".asv",
             conf["env_dir"],
             wait=not args.no_wait,
             env=env,
+            keep_in=keep_in,
             recorder=recorder,
         )
     except Busy as e:
@@ -344,6 +380,22 @@ def main(argv=None) -> int:
         ap.exit(130, "run: interrupted while waiting; nothing ran\n")
     except (asvfiles.BadFile, atomic.WriteFailed) as e:
         ap.exit(2, f"run: {e}\n")
+    finally:
+        if scratch is not None:
+            scratch.unlink(missing_ok=True)
+
+
+def with_config(asv_args: list[str], conf: Path) -> list[str]:
+    """asv's arguments with their --config (scripts/run and compare give one) set to conf."""
+    out = list(asv_args)
+    for i, arg in enumerate(out):
+        if arg == "--config" and i + 1 < len(out):
+            out[i + 1] = str(conf)
+            return out
+        if arg.startswith("--config="):
+            out[i] = f"--config={conf}"
+            return out
+    return [out[0], "--config", str(conf), *out[1:]]
 
 
 if __name__ == "__main__":

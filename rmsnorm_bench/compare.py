@@ -2,7 +2,8 @@
 table of the second, then gate: exit 1 when this package's figures got significantly slower.
 
 usage: bash scripts/compare [--machine NAME] [--gpu INDEX] [--factor F] [--public-time]
-                            [--cpu-affinity LIST] [--no-wait] BASE [HEAD] [-- ASV_ARGS...]
+                            [--cpu-affinity LIST] [--no-wait] [--uncommitted]
+                            BASE [HEAD] [-- ASV_ARGS...]
 
 Each commit is measured in 3 processes (asv's rounds), interleaved A, B, B, A, A, B, so that
 the host's drift between processes hits both alike. asv's own comparison of every figure is
@@ -13,7 +14,10 @@ by track_device_time and track_peak_memory; --public-time adds track_time (publi
 drift between processes on GPU machines). A change counts when larger than F (--factor,
 default 1.1, i.e. 10%) and significant by asv's statistics. Ratios < 1 are improvements.
 --cpu-affinity LIST (0-3,8) pins the benchmark processes to those CPUs (asv's option). Stored
-results of both commits are added to, never lost (see scripts/run).
+results of both commits are added to, never lost (see scripts/run). A working tree that
+differs from HEAD in what measures or is measured is refused, the files named (exit 2; see
+rmsnorm_bench.provenance); --uncommitted measures it anyway, both commits' figures stored in
+.asv/uncommitted/results/ (never results/) and judged there.
 
 --self-test [SELFTEST_OPTIONS...] plants regressions on scratch commits and prints what the
 gate flags (python -m rmsnorm_bench.selftest --help; every option after --self-test goes to
@@ -42,7 +46,17 @@ import subprocess
 import sys
 from pathlib import Path
 
-from . import ROOT, argument_parser, asvfiles, asvrun, machine, machine_name, regressions, report
+from . import (
+    ROOT,
+    argument_parser,
+    asvfiles,
+    asvrun,
+    machine,
+    machine_name,
+    provenance,
+    regressions,
+    report,
+)
 
 DEFAULT_FACTOR = 1.1
 
@@ -69,7 +83,8 @@ def parser() -> argparse.ArgumentParser:
     ap = argument_parser(__spec__.name, __doc__)
     ap.usage = (
         "python -m rmsnorm_bench.compare [--machine NAME] [--gpu INDEX] [--factor F]\n"
-        "         [--public-time] [--cpu-affinity LIST] [--no-wait] BASE [HEAD] [-- ASV_ARGS...]\n"
+        "         [--public-time] [--cpu-affinity LIST] [--no-wait] [--uncommitted]\n"
+        "         BASE [HEAD] [-- ASV_ARGS...]\n"
         "       ... [--machine NAME] [--gpu INDEX] --self-test [SELFTEST_OPTIONS...]\n"
         "       ... [--machine NAME] [--gpu INDEX] --find A..B BENCHMARK [-- ASV_ARGS...]"
     )
@@ -89,6 +104,11 @@ def parser() -> argparse.ArgumentParser:
     ap.add_argument("--public-time", action="store_true", help="let track_time gate too")
     ap.add_argument("--cpu-affinity", metavar="LIST", help="the CPUs benchmarks run on (0-3,8)")
     ap.add_argument("--no-wait", action="store_true", help="refuse if another run is on")
+    ap.add_argument(
+        "--uncommitted",
+        action="store_true",
+        help="measure a working tree that differs from HEAD; stored and judged apart",
+    )
     ap.add_argument(
         "--self-test", action="store_true", help="plant regressions (the options after it are its)"
     )
@@ -147,6 +167,9 @@ def check(args) -> None:
             raise Refused(f"--public-time does not go with {what}")
         if args.no_wait and what == "--self-test":
             raise Refused("--no-wait does not go with --self-test")
+        if args.uncommitted:
+            raise Refused(f"--uncommitted does not go with {what} (--find stores nothing; "
+                          "the self-test measures the commit's instrument only)")  # fmt: skip
     if args.find:
         span, bench = args.find
         if ".." not in span or not bench:
@@ -230,20 +253,24 @@ def compare(args) -> int:
     base_commit, head_commit = commit_of(base), commit_of(head)
     f = str(args.factor if args.factor is not None else DEFAULT_FACTOR)
     wait = ["--no-wait"] if args.no_wait else []
+    # a working tree unlike HEAD's: asvrun refuses it, or with --uncommitted stores both
+    # commits' figures apart, where the report and the gate then read them
+    apart = ["--uncommitted"] if args.uncommitted else []
+    results = ["--results", str(provenance.UNCOMMITTED / "results")] if args.uncommitted else []
     affinity = ["--cpu-affinity", args.cpu_affinity] if args.cpu_affinity is not None else []
     asv = ["continuous", "--config", conf, "--machine", name, "--factor", f, "--split",
            "--show-stderr", *affinity, base_commit, head_commit, *args.asv]  # fmt: skip
     # one run at a time per environment and machine; both commits' stored results kept, merged
-    status = status_of(asvrun, ["--conf", conf, "--machine", name, *wait, "--", *asv])
+    status = status_of(asvrun, ["--conf", conf, "--machine", name, *wait, *apart, "--", *asv])
     if status > 1:
         say(f"failed (exit status {status}; see above): nothing judged")
         return status
-    status_of(report, ["--machine", name, "--commit", head_commit, "--no-plot"])  # shown only
+    status_of(report, ["--machine", name, "--commit", head_commit, "--no-plot", *results])
     if status == 1:
         say("asv's comparison above flags a slowdown of some figure, of any backend; the gate "
             "judges ours:")  # fmt: skip
     public = ["--public-time"] if args.public_time else []
-    gate = status_of(regressions, ["--machine", name, "--threshold", f, *public,
+    gate = status_of(regressions, ["--machine", name, "--threshold", f, *public, *results,
                                    "--base", base_commit, "--head", head_commit])  # fmt: skip
     if gate == 1:
         say(f"{head} is significantly slower than {base} in figures of this package "

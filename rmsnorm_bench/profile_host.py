@@ -1,6 +1,6 @@
 """Where the host time of a small public call goes (GPU machines).
 
-usage: python -m rmsnorm_bench.profile_host [M,N,dtype]
+usage: python -m rmsnorm_bench.profile_host [--sequential] [M,N,dtype]
        python -m rmsnorm_bench.profile_host --cprofile [OP] [PHASE] [M,N,dtype]
        python -m rmsnorm_bench.profile_host --trace [OP] [PHASE] [M,N,dtype]
 
@@ -8,11 +8,22 @@ Without an option: a table of routes and their parts (default shape 1,4096,bf16)
 --cprofile: cProfile of one public call; --trace: torch.profiler, host and GPU time per op
 (OP rms_norm or fused_add, PHASE forward or backward; default rms_norm backward).
 
-The table gives wall time per call over back-to-back calls, synchronised at the end: for
-small shapes that is host time. Routes: torch eager and this package's public functions,
-forward and backward (on the host path in use: RMSNORM_KERNELS_HOST=python for the other),
-a do-nothing autograd.Function (the floor any Python Function pays), and parts: our
-backward called from the main thread, two allocations and an empty Triton launch.
+The table gives wall time per call over blocks of back-to-back calls, synchronised at each
+block's end: for small shapes that is host time. Routes: torch eager and this package's
+public functions, forward and backward (on the host path in use: RMSNORM_KERNELS_HOST=python
+for the other), a do-nothing autograd.Function (the floor any Python Function pays), and
+parts: our backward called from the main thread, two allocations and an empty Triton launch.
+Each backward route times the backward alone (its forward graph built once, retain_graph,
+the gradients set to None after each call: their allocation inside), as the suites'
+public-call figures do.
+
+The routes are timed in turns, a block of each in every round (ROUNDS rounds of BLOCK
+calls), and the table gives each route's median over the rounds, with torch's over ours
+from the blocks of one round (the suites' track_public_ratio takes its quotients so): the
+host's speed drifts within a process, by up to 1.4x between a route timed now and one timed
+a second later, and interleaving makes the drift hit every route alike. --sequential times
+each route's calls in one stretch, one route after another (this tool's method before; its
+rows are not comparable with each other, shown for that comparison).
 """
 
 import cProfile
@@ -52,6 +63,38 @@ def floor_function(backward):
             return backward(g), None
 
     return Floor
+
+
+ROUNDS = 20  # blocks of each route, in turns
+BLOCK = 100  # calls a block
+
+
+def block_us(call, n: int) -> float:
+    """Wall time per call of `n` back-to-back calls, the GPU synchronised at the end."""
+    import torch
+
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    for _ in range(n):
+        call()
+    torch.cuda.synchronize()
+    return (time.perf_counter() - start) / n * 1e6
+
+
+def interleaved_us(routes: dict, rounds: int = ROUNDS, calls: int = BLOCK, block=None) -> dict:
+    """{route: [us per call of each round's block]}: after a warm-up block of each route,
+    `rounds` rounds of one block of every route, in turns (the order rotated each round, so
+    that no route always follows the same one). `block(call, n)` times a block (block_us; a
+    fake in tests)."""
+    block = block or block_us
+    names = list(routes)
+    for name in names:
+        block(routes[name], max(1, calls // 2))
+    times = {name: [] for name in names}
+    for r in range(rounds):
+        for name in names[r % len(names) :] + names[: r % len(names)]:
+            times[name].append(block(routes[name], calls))
+    return times
 
 
 def per_call_us(call, n=2000) -> float:
@@ -95,7 +138,7 @@ def trace(op, phase, shape):
         print(prof.key_averages().table(sort_by="self_cuda_time_total", row_limit=12))
 
 
-def table(shape):
+def table(shape, sequential: bool = False):
     import torch
 
     import rmsnorm_kernels
@@ -131,10 +174,24 @@ def table(shape):
         "part: two torch.empty": lambda: (torch.empty_like(xd), torch.empty_like(wd)),
         "part: empty Triton kernel launch": lambda: empty_kernel()[(1,)](xd, BLOCK=16),
     }
-    print(f"host time per call, {shape.label}, host path {ops.HOST_PATH} "
-          "(back-to-back calls, wall time / call)")  # fmt: skip
-    for name, call in routes.items():
-        print(f"{name:44} {per_call_us(call):8.1f} us")
+    if sequential:
+        print(f"host time per call, {shape.label}, host path {ops.HOST_PATH} (each route "
+              "timed in one stretch, one after another: rows not comparable)")  # fmt: skip
+        for name, call in routes.items():
+            print(f"{name:44} {per_call_us(call):8.1f} us")
+        return
+    times = interleaved_us(routes)
+    print(f"host time per call, {shape.label}, host path {ops.HOST_PATH} (median of "
+          f"{ROUNDS} rounds of {BLOCK} calls a route, the routes in turns; min-max)")  # fmt: skip
+    for name, values in times.items():
+        print(
+            f"{name:44} {instrument.median(values):8.1f} us  ({min(values):.1f}-{max(values):.1f})"
+        )
+    for phase in ("fwd", "bwd"):
+        torch_, ours = times[f"{phase} torch F.rms_norm"], times[f"{phase} ours, public"]
+        quotient = instrument.median([t / o for t, o in zip(torch_, ours, strict=True)])
+        print(f"{phase}: torch / ours, blocks of one round: {quotient:.2f} (higher: ours faster;"
+              " the suites' track_public_ratio)")  # fmt: skip
 
 
 def main(argv=None) -> int:
@@ -143,6 +200,9 @@ def main(argv=None) -> int:
     for flag in ("--cprofile", "--trace"):
         mode.add_argument(flag, dest="mode", action="store_const", const=flag[2:])
     ap.add_argument("args", nargs="*", metavar="ARG", help="[OP] [PHASE] M,N,dtype, see above")
+    ap.add_argument(
+        "--sequential", action="store_true", help="the table's routes one after another"
+    )
     args = ap.parse_args(argv)
     rest = args.args
     try:
@@ -155,13 +215,15 @@ def main(argv=None) -> int:
             if len(rest) > 1:
                 raise ValueError(f"expected one M,N,dtype, got {' '.join(rest)}")
             chosen = instrument.parse_shapes(rest[0] if rest else "1,4096,bf16", "shape")
+        if args.sequential and args.mode:
+            raise ValueError(f"--sequential is the table's; it does not go with --{args.mode}")
     except ValueError as e:
         ap.error(str(e))
     require_gpu(ap)
     if args.mode:
         (cprofile if args.mode == "cprofile" else trace)(op, phase, chosen[0])
     else:
-        table(chosen[0])
+        table(chosen[0], args.sequential)
     return 0
 
 

@@ -10,17 +10,20 @@ For every machine (or --machine), takes the newest commit with results and the o
 after `asv continuous`), and compares the figures measured in both, where the benchmark's
 version (its method of measuring) is the same in both.
 
-What gates: the figures of backend `triton` (this package) only, and by default two of them:
-`track_device_time` (the kernels, replayed from a CUDA graph) and `track_peak_memory`.
+What gates: the figures of backend `triton` (this package) only, and by default three of them:
+`track_device_time` (the kernels, replayed from a CUDA graph), `track_peak_memory`, and
+`track_public_ratio` against torch (torch's public call over ours, timed side by side in one
+process: a fall is ours' public call got slower; it counts only where larger than its own
+noise floor, RATIO_NOISE = 1.3, as well as THRESHOLD; the other peers' ratios are shown).
 --public-time adds `track_time`, the public call's time, which on GPU machines moves between
 processes by up to 3x with no code changed (docs/perf-notes.md): judge it only when both
 commits were measured side by side. `track_device_time_cold` (one call after an L2 flush, 7
 single replays per process) is compared and shown for every backend ("not gating") until its spread
-between runs is known; --cold lets ours gate. `track_public_ratio` and `track_bandwidth` are
-not compared: higher is better there, and each is another view of a figure compared here
-(public time, device time). --bench keeps, of those, the benchmarks whose name
-matches REGEX. The peers' figures (torch, torch_compile, liger, quack, flydsl) are compared
-and shown ("peer, not gating"), and never fail the gate: their code is not this commit's.
+between runs is known; --cold lets ours gate. `track_bandwidth` is not compared: higher is
+better there, and it is another view of device time. --bench keeps, of those, the
+benchmarks whose name matches REGEX. The peers' figures (torch, torch_compile, liger, quack,
+flydsl) are compared and shown ("peer, not gating"), and never fail the gate: their code is
+not this commit's.
 
 A slower figure of ours that docs/known-steps.json explains (--known-steps: the step's
 commits hold the two compared, its pattern names the figure) is printed as a "known step"
@@ -66,6 +69,19 @@ OURS = "triton"  # the backend whose figures gate; the others are peers
 GATING = ("track_device_time", "track_peak_memory")  # by default
 PUBLIC = "track_time"  # with --public-time
 COLD = "track_device_time_cold"  # shown; gates with --cold
+# Our public call against a peer's, timed side by side in one process (peer / ours, higher
+# is better): the host's speed divides out, so it gates by default where track_time cannot.
+# Against torch's eager call only: the peer whose own call changes least (no compiled
+# variants, no third-party code), one gating figure per case; the other peers' are shown.
+RATIO = "track_public_ratio"
+RATIO_PEER = "torch"
+# The ratio's own noise floor: a fall counts only where larger than this factor too (and the
+# gate's). Measured on the H200's committed history (6690e88, 33dc0b7, ca5ceda, dc468b4,
+# 61ebc07: 176 steps between consecutive runs of the torch ratio over 44 cases): median
+# 1.015, 95th percentile 1.09, largest 1.26 (the backward and fused-add backward of 4096x4096
+# f32, whose ratio moves between 1.05 and 1.97 from run to run), so that none of those runs
+# would have been flagged against the one before.
+RATIO_NOISE = 1.3
 
 
 def figure_name(bench: str) -> str:
@@ -78,16 +94,28 @@ def gating_kinds(public_time: bool = False, cold: bool = False) -> tuple:
 
 def gates(key, public_time: bool = False, cold: bool = False) -> bool:
     """Whether a figure ((benchmark, params), params ending in the backend) can fail the
-    gate: this package's, of a gating benchmark."""
+    gate: this package's, of a gating benchmark, or the public ratio against RATIO_PEER."""
     bench, params = key
-    kinds = gating_kinds(public_time, cold)
-    return bool(params) and params[-1] == OURS and figure_name(bench) in kinds
+    if not params:
+        return False
+    if figure_name(bench) == RATIO:
+        return params[-1] == RATIO_PEER
+    return params[-1] == OURS and figure_name(bench) in gating_kinds(public_time, cold)
 
 
 def shown(key, public_time: bool = False) -> bool:
-    """Whether a figure is compared at all: one of the gating kinds or the cold device time,
-    of any backend."""
-    return figure_name(key[0]) in gating_kinds(public_time, cold=True)
+    """Whether a figure is compared at all: one of the gating kinds, the cold device time or
+    the public ratio, of any backend."""
+    return figure_name(key[0]) in (*gating_kinds(public_time, cold=True), RATIO)
+
+
+def worse(key, old, new, old_stats, new_stats, threshold: float) -> bool:
+    """Whether figure `key` got worse from `old` to `new`: slower (`slower`), or for the public
+    ratio, where higher is better, lower by the same test turned round and by more than its
+    own noise floor (RATIO_NOISE) as well as `threshold`."""
+    if figure_name(key[0]) == RATIO:
+        return slower(new, old, new_stats, old_stats, max(threshold, RATIO_NOISE))
+    return slower(old, new, old_stats, new_stats, threshold)
 
 
 def slower(old, new, old_stats, new_stats, threshold: float) -> bool:
@@ -131,7 +159,7 @@ def compare_runs(
     common = {key for key in shared if old_versions[key[0]] == new_versions[key[0]]}
     ours, peers, known = [], [], []
     for key in sorted(common):
-        if slower(before[key], after[key], old_stats.get(key), new_stats.get(key), threshold):
+        if worse(key, before[key], after[key], old_stats.get(key), new_stats.get(key), threshold):
             bench, params = key
             line = (
                 f"{name}: {bench}({', '.join(map(repr, params))}): {before[key]:.4g} -> "
@@ -164,7 +192,7 @@ def compare_runs(
     ours += failures
     compared = sum(1 for key in common if gates(key, public_time, cold))
     counted = compared + len(failures)  # a failure was checked: it fails the gate
-    kinds = ", ".join(gating_kinds(public_time, cold))
+    kinds = ", ".join((*gating_kinds(public_time, cold), f"{RATIO} against {RATIO_PEER}"))
     summary = (
         f"{name}: {new['commit_hash'][:8]} vs {old['commit_hash'][:8]}: {counted} figures of "
         f"{OURS} compared ({kinds}), {len(ours)} regression(s)"

@@ -16,6 +16,7 @@ import math
 import numbers
 
 import torch
+import torch.nn.functional as F
 import triton
 from torch.autograd import forward_ad
 from torch.autograd.function import once_differentiable
@@ -43,7 +44,9 @@ def runs_on_cpu() -> bool:
 
 
 def clear_caches() -> None:
-    """Forget every plan and compiled variant (tests count compilations from zero)."""
+    """Forget every plan, compiled variant and autocast dtype asked of torch (tests count
+    compilations from zero, and change torch's autocast rule)."""
+    _AUTOCAST_DTYPES.clear()
     _extension.clear_caches(_native)
 
 
@@ -415,15 +418,36 @@ def _type_problem(weight, **tensors) -> str | None:
     return None
 
 
-def _autocast_to_float32(x: torch.Tensor) -> bool:
-    """Whether torch.autocast would run rms_norm on x in float32: its policy on CUDA (and
-    ROCm), as F.rms_norm under autocast. The Python path's; csrc/rmsnorm.cpp registers the
-    same for the compiled operators."""
-    return x.is_cuda and torch.is_autocast_enabled("cuda")
+_AUTOCAST_DTYPES: dict[tuple, torch.dtype] = {}  # (device type, autocast dtype, x's, weighted)
 
 
-def _float32(t):
-    return t.float() if t is not None and t.dtype in (torch.float16, torch.bfloat16) else t
+def _autocast_dtype(x: torch.Tensor, weight) -> torch.dtype | None:
+    """The dtype torch.autocast runs the norm in for these inputs, where it is not x's; None
+    outside autocast or where the norm stays in x's dtype. Asked of the installed torch (its
+    versions differ: some list rms_norm among CUDA's float32 operators, some leave it in x's
+    dtype): F.rms_norm's dtype on a one-element input on x's device, under the autocast in
+    force, once per (device type, autocast dtype, x's dtype, with or without a weight). The
+    probe's weight is in x's dtype: one in another dtype has torch warn that its fused kernel
+    is not used, and autocast's rules (a dtype for every floating input, or none) do not
+    depend on it. The Python path's; csrc/rmsnorm.cpp asks the same for the compiled
+    operators."""
+    kind = x.device.type
+    if not torch.is_autocast_enabled(kind):
+        return None
+    key = (kind, torch.get_autocast_dtype(kind), x.dtype, weight is not None)
+    dtype = _AUTOCAST_DTYPES.get(key)
+    if dtype is None:
+        with torch.no_grad():
+            probe = x.new_ones(1, 1)
+            dtype = F.rms_norm(probe, (1,), None if weight is None else probe[0]).dtype
+        _AUTOCAST_DTYPES[key] = dtype
+    return None if dtype == x.dtype else dtype
+
+
+def _cast(t, dtype):
+    """t in dtype where autocast would cast it: a floating tensor other than float64."""
+    floating = t is not None and t.is_floating_point() and t.dtype != torch.float64
+    return t.to(dtype) if floating else t
 
 
 def _needs_autograd(x, weight, residual=None) -> bool:
@@ -451,9 +475,9 @@ def rms_norm(x: torch.Tensor, weight: torch.Tensor | None = None, eps: float | N
     _check_x("x", x)
     _check_weight(weight, x)
     _check_no_tangent(x, weight)
-    if _autocast_to_float32(x):
+    if (dtype := _autocast_dtype(x, weight)) is not None:
         with torch.autocast(x.device.type, enabled=False):
-            return rms_norm(_float32(x), _float32(weight), eps)
+            return rms_norm(_cast(x, dtype), _cast(weight, dtype), eps)
     eps = _resolve_eps(eps)
     if weight is not None:
         weight = weight.contiguous()
@@ -491,9 +515,15 @@ def fused_add_rms_norm(
     _check_residual(residual, x)
     _check_weight(weight, x)
     _check_no_tangent(x, residual, weight)
-    if _autocast_to_float32(x):  # the norm in float32; residual_out in x's dtype, as x + r
+    if (dtype := _autocast_dtype(x, weight)) is not None:
+        # residual_out is x + residual in x's dtype, as torch's add outside the norm. Cast to
+        # float32 first, the fused sum is that (rounded once); a rule to another dtype would
+        # round it there, so the sum is torch's add and the norm reads it cast
         with torch.autocast(x.device.type, enabled=False):
-            y, s = fused_add_rms_norm(_float32(x), _float32(residual), _float32(weight), eps)
+            if dtype != torch.float32:
+                s = x + residual
+                return rms_norm(_cast(s, dtype), _cast(weight, dtype), eps), s
+            y, s = fused_add_rms_norm(*(_cast(t, dtype) for t in (x, residual, weight)), eps)
         return y, s.to(x.dtype)
     eps = _resolve_eps(eps)
     if weight is not None:

@@ -1,6 +1,7 @@
 """What publish adds to asv's site: commit links, default views per machine, reports."""
 
 import json
+import math
 import shutil
 import subprocess
 
@@ -276,7 +277,35 @@ def test_the_committed_dashboard_is_published_from_the_committed_results():
     files = pages.graph_files(site, default)
     for name, bench in index["benchmarks"].items():  # the front page of today's publish
         written = json.loads((site / "graphs" / "summary" / f"{name}.json").read_text())
-        assert written == pages.summary_points(bench, files.get(name, [])), name
+        assert_points_close(written, pages.summary_points(bench, files.get(name, [])), name)
+
+
+# A summary point is a geometric mean thinned by asv's resampling: numpy builds sum in
+# different orders, so the same results give values a few ulps apart (650.8179844398525
+# against 650.817984439853). Revisions are compared exactly; values to 1e-12 of themselves,
+# a millionth of the smallest difference a graph can show.
+SUMMARY_REL_TOL = 1e-12
+
+
+def assert_points_close(written, expected, what):
+    revisions = [[point[0] for point in points] for points in (written, expected)]
+    assert revisions[0] == revisions[1], f"{what}: revisions {revisions[0]} != {revisions[1]}"
+    for (revision, got), (_, want) in zip(written, expected, strict=True):
+        close = math.isclose(got, want, rel_tol=SUMMARY_REL_TOL, abs_tol=0.0)
+        assert close, f"{what} at revision {revision}: {got!r} != {want!r}"
+
+
+def test_summary_points_compare_within_rounding_and_no_further():
+    points = [[1, 650.8179844398525], [2, 1.5]]
+    assert_points_close([[1, 650.817984439853], [2, 1.5]], points, "ulps")
+    for wrong in (
+        [[1, 650.8179844398525 * (1 + 1e-9)], [2, 1.5]],  # a real difference, however small
+        [[1, 650.8179844398525], [3, 1.5]],  # another revision
+        [[1, 650.8179844398525]],  # a point missing
+        [[1, 650.8179844398525], [2, 1.5], [3, 1.0]],  # one more
+    ):
+        with pytest.raises(AssertionError):
+            assert_points_close(wrong, points, "wrong")
 
 
 def test_a_ratio_opens_on_the_peer_it_is_recorded_under_and_gpus_side_by_side(tmp_path):

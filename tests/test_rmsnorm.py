@@ -782,49 +782,126 @@ def test_an_inference_mode_input_is_copied_only_where_a_backward_can_follow():
         assert not [e.name for e in prof.events() if e.name == "aten::clone"]
 
 
-def _autocast_results(x, residual, weight):
-    """(F.rms_norm's dtype, ours, fused's two) under x's device's autocast to bfloat16."""
-    kind = x.device.type
+def _under_autocast(kind, dtype, fn):
+    """fn() under kind's autocast to dtype (set directly: torch.autocast("cuda") turns itself
+    off where no CUDA device is present, and fake CUDA tensors need none)."""
     before = torch.get_autocast_dtype(kind)
-    torch.set_autocast_dtype(kind, torch.bfloat16)
-    torch.set_autocast_enabled(kind, True)  # what torch.autocast(kind) sets
+    torch.set_autocast_dtype(kind, dtype)
+    torch.set_autocast_enabled(kind, True)  # what torch.autocast(kind, dtype) sets
     try:
-        y, (out, residual_out) = rk.rms_norm(x, weight), rk.fused_add_rms_norm(x, residual, weight)
-        return F.rms_norm(x, (x.shape[-1],), weight).dtype, y, out, residual_out
+        return fn()
     finally:
         torch.set_autocast_enabled(kind, False)
         torch.set_autocast_dtype(kind, before)
 
 
-@pytest.mark.skipif(ops.HOST_PATH != "cpp", reason="the compiled operators' autocast kernels")
-def test_cuda_autocast_runs_the_norm_in_float32_as_torchs():
-    # before, ours gave bfloat16 where F.rms_norm (and so torch.nn.RMSNorm) gives float32
+def _assert_autocast_matches_torchs(x, residual, weight, autocast_dtype, values=True):
+    """Ours against torch under x's device's autocast: F.rms_norm for the norm, x + residual
+    for residual_out; dtypes always, values where the tensors are real. The fused norm adds
+    in float32 where the norm runs in float32 (the sum is rounded to x's dtype only in
+    residual_out), so there its reference is F.rms_norm of that sum; elsewhere of x + residual."""
+    n = x.shape[-1]
+
+    def ours():
+        return rk.rms_norm(x, weight), rk.fused_add_rms_norm(x, residual, weight)
+
+    def torchs():
+        y = F.rms_norm(x, (n,), weight)
+        wide = y.dtype == torch.float32
+        s = x.float() + residual.float() if wide else x + residual
+        return y, F.rms_norm(s, (n,), weight), x + residual
+
+    kind = x.device.type
+    (y, fused), expected = (_under_autocast(kind, autocast_dtype, f) for f in (ours, torchs))
+    case = f"x {x.dtype}, weight {None if weight is None else weight.dtype}, to {autocast_dtype}"
+    assert [t.dtype for t in (y, *fused)] == [t.dtype for t in expected], case
+    if values:
+        assert_close(y, expected[0], y.dtype, case)
+        assert_close(fused[0], expected[1], y.dtype, case)
+        torch.testing.assert_close(fused[1], expected[2])
+    return y.dtype
+
+
+_AUTOCAST_CASES = [
+    (x_dtype, weight_dtype, autocast_dtype)
+    for x_dtype in (torch.float32, torch.bfloat16)
+    for weight_dtype in (None, x_dtype, torch.float32)
+    for autocast_dtype in (torch.bfloat16, torch.float16)
+    if weight_dtype != x_dtype or x_dtype != torch.float32
+]
+
+
+def _autocast_inputs(x_dtype, weight_dtype, device):
+    x = torch.randn(4, 64, device=device, dtype=x_dtype)
+    weight = None if weight_dtype is None else torch.rand(64, device=device, dtype=weight_dtype)
+    return x, torch.randn_like(x), weight
+
+
+def test_autocast_runs_the_norm_in_the_dtype_torch_runs_it_in():
+    # the dtype is the installed torch's, never one assumed: torch 2.11 leaves F.rms_norm in
+    # bfloat16 under CUDA autocast, later versions run it in float32. Real tensors on this
+    # device (the CPU under Triton's interpreter, or the GPU), both host paths
+    ops.clear_caches()
+    for x_dtype, weight_dtype, autocast_dtype in _AUTOCAST_CASES:
+        inputs = _autocast_inputs(x_dtype, weight_dtype, DEVICE)
+        _assert_autocast_matches_torchs(*inputs, autocast_dtype)
+
+
+def test_autocast_under_torch_compile_asks_torch_inside_the_graph():
+    # the question is part of what torch.compile traces (fullgraph: no break around it)
+    ops.clear_caches()
+    x, residual, weight = _autocast_inputs(torch.bfloat16, torch.float32, DEVICE)
+    ours = torch.compile(rk.rms_norm, backend="eager", fullgraph=True)
+    y, expected = _under_autocast(
+        DEVICE,
+        torch.bfloat16,
+        lambda: (ours(x, weight), F.rms_norm(x, (x.shape[-1],), weight)),
+    )
+    assert y.dtype == expected.dtype
+    assert_close(y, expected, y.dtype, "compiled")
+
+
+@pytest.mark.parametrize("rule", ["float32", "autocast dtype"])
+def test_autocast_follows_torch_where_its_rule_casts_the_norm(rule):
+    # a torch whose rule for this device runs rms_norm in float32 (CUDA's in some versions)
+    # or in autocast's own dtype, made here for the CPU's autocast: ours must cast as it does,
+    # with real kernels and values (torch's own CPU rule leaves the norm in x's dtype)
+    if DEVICE != "cpu":
+        pytest.skip("the rule is changed for the CPU's autocast; the GPU's is torch's own")
+
+    def ruled(x, normalized_shape, weight=None, eps=None):
+        dtype = torch.float32 if rule == "float32" else torch.get_autocast_dtype("cpu")
+        with torch.autocast("cpu", enabled=False):
+            weight = None if weight is None else weight.to(dtype)
+            return torch.rms_norm(x.to(dtype), normalized_shape, weight, eps)
+
+    ops.clear_caches()  # what was asked of torch before the change is forgotten
+    try:
+        with torch.library._scoped_library("aten", "IMPL") as lib:
+            lib.impl("rms_norm", ruled, "AutocastCPU")
+            found = {
+                (to, _assert_autocast_matches_torchs(*_autocast_inputs(x, w, DEVICE), to))
+                for x, w, to in _AUTOCAST_CASES
+            }
+        # the changed rule was the one followed
+        assert found == {(to, torch.float32 if rule == "float32" else to) for to, _ in found}
+    finally:
+        ops.clear_caches()
+
+
+@pytest.mark.skipif(ops.HOST_PATH != "cpp", reason="fake CUDA tensors reach only the operators")
+def test_cuda_autocast_runs_the_norm_in_the_dtype_torch_runs_it_in():
+    # on a GPU with real tensors, and without one with fake CUDA tensors: the compiled
+    # operators' AutocastCUDA kernels against torch's own CUDA rule (dtypes; values on a GPU)
     from torch._subclasses.fake_tensor import FakeTensorMode
 
+    ops.clear_caches()
     mode = contextlib.nullcontext() if GPU else FakeTensorMode(allow_non_fake_inputs=True)
-    with mode:  # without a GPU, fake CUDA tensors: the dispatch is what is checked
-        x = torch.randn(4, 64, device="cuda", dtype=torch.bfloat16)
-        residual, weight = torch.randn_like(x), torch.ones(64, device="cuda")
-        torchs, y, out, residual_out = _autocast_results(x, residual, weight)
-        assert torchs == y.dtype == out.dtype == torch.float32
-        assert residual_out.dtype == torch.bfloat16  # as x + residual outside the norm
-    if GPU:
-        reference = F.rms_norm(x.float(), (64,), weight)
-        torch.testing.assert_close(y, reference)
-        torch.testing.assert_close(residual_out, x + residual)
-
-
-@pytest.mark.skipif(ops.HOST_PATH != "python", reason="the Python path's own autocast branch")
-def test_the_python_paths_autocast_branch_runs_the_norm_in_float32(monkeypatch):
-    # on the CPU, autocast keeps rms_norm in bfloat16: CUDA's policy is made to apply here
-    monkeypatch.setattr(ops, "_autocast_to_float32", lambda x: torch.is_autocast_enabled(DEVICE))
-    x = torch.randn(4, 64, device=DEVICE, dtype=torch.bfloat16)
-    residual, weight = torch.randn_like(x), torch.ones(64, device=DEVICE)
-    _, y, out, residual_out = _autocast_results(x, residual, weight)
-    assert y.dtype == out.dtype == torch.float32 and residual_out.dtype == torch.bfloat16
-    reference = F.rms_norm(x.float(), (64,), weight)
-    torch.testing.assert_close(y, reference)
-    torch.testing.assert_close(residual_out, x + residual)
+    with mode:
+        for x_dtype, weight_dtype, autocast_dtype in _AUTOCAST_CASES:
+            inputs = _autocast_inputs(x_dtype, weight_dtype, "cuda")
+            _assert_autocast_matches_torchs(*inputs, autocast_dtype, values=GPU)
+    ops.clear_caches()  # fake tensors' answers are torch's too, but leave none behind
 
 
 def test_vmap_is_refused_with_a_clear_error():

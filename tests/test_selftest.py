@@ -2,12 +2,13 @@
 the gate confirms that commit against its parent; the plant's step is set by the noise."""
 
 import hashlib
+import re
 import statistics
 
 import pytest
 
 from rmsnorm_bench import asvfiles, regressions
-from rmsnorm_bench.selftest import find, plants
+from rmsnorm_bench.selftest import find, plants, verdicts
 from tests.test_tracker import write_run
 
 DEVICE = "bench_rmsnorm.RMSNormForward.track_device_time"
@@ -131,3 +132,73 @@ def test_a_verdict_beside_the_results_is_merged_as_it_is_and_read_by_no_reader(t
     assert merge.main([str(theirs), "--into", str(ours)]) == 0
     assert (ours / "gpu" / verdict.name).read_text() == verdict.read_text()
     assert len(asvfiles.load_runs(ours / "gpu")) == 1  # the verdict is no results file
+
+
+class SizedRunner(FakeRunner):
+    """Stands in for asv where the device plant's effect on the device time is `efficiency`
+    times the share of bytes it adds (a tenth of the bytes was 4.2% of the time on an H100)."""
+
+    def __init__(self, tmp_path, efficiency: float):
+        super().__init__(tmp_path, names=1, slower=1.0)
+        self.efficiency = efficiency
+
+    def measure(self, commits, env=None, bench=""):
+        self.measured.append(commits)
+        out = {}
+        for c in commits:
+            text = plants.git("show", f"{c}:{plants.PACKAGE_INIT}")
+            found = re.search(r"def _planted\(public, name, fraction=([0-9.]+)", text)
+            share = float(found.group(1)) if found else 0.0
+            out[c] = stored(self.tmp, f"m{c}", 1e-4 * (1 + self.efficiency * share))
+        return out
+
+
+def device_verdict(tmp_path, runner, base, fraction):
+    head = plants.commit(base, "device", plants.planted_init(base, plants.device_plant(fraction)))
+    runs = runner.measure([base, head])
+    same = [stored(tmp_path, "unchanged", 1.003e-4)]  # the noise: 0.3%
+    v = verdicts.judge("device", runs[base], runs[head], 1.05, None, same)
+    v.name = "device"
+    return v, same
+
+
+@pytest.mark.parametrize(
+    "efficiency, fraction, outcome",
+    [
+        (0.42, 0.25, "detected"),  # the H100's efficiency: a quarter of the bytes is 10.5%
+        (0.15, 0.5, "detected"),  # 3.75% at a quarter: doubled once, then 7.5%
+        (0.02, 1.0, "too small"),  # 2% at four times the bytes: the gate cannot be tested
+    ],
+)
+def test_the_device_plant_is_sized_by_its_measured_effect(tmp_path, efficiency, fraction, outcome):
+    from rmsnorm_bench import selftest
+
+    base = plants.git("rev-parse", "HEAD")
+    runner = SizedRunner(tmp_path, efficiency)
+    v, same = device_verdict(tmp_path, runner, base, plants.DEVICE_FRACTION)
+    found = [v]
+    branches = []
+    try:
+        sized = selftest.size_device_plant(runner, base, found, 1.05, same, branches)
+    finally:
+        for name in branches:
+            plants.git("branch", "-D", name)
+    assert sized == fraction and len(runner.measured) == 1 + len(branches)
+    v = found[0]
+    assert not v.missed  # a plant that moved a figure too little is never a miss
+    if outcome == "detected":
+        assert v.ok and len(v.detected) == 1 and not v.too_small
+    else:
+        assert v.too_small and "under 1.053x" in v.too_small[0] and not v.detected
+    assert any("plant's effect" in note for note in v.notes)
+
+
+def test_a_plant_too_small_is_told_apart_from_a_miss(tmp_path):
+    # the issue's: a tenth of the bytes moved the fused-add backward by 4.2%, under 1.05
+    base, same = stored(tmp_path, "a", 240e-6), [stored(tmp_path, "u", 241e-6)]
+    small = verdicts.judge("device", base, stored(tmp_path, "b", 250e-6), 1.05, None, same)
+    assert small.too_small and not small.missed and "1.042x" in small.too_small[0]
+    # moved past the factor plus the noise, but not flagged (its samples overlap): a miss
+    noisy = stored(tmp_path, "c", 270e-6, spread=0.9)
+    missed = verdicts.judge("device", base, noisy, 1.05, None, same)
+    assert missed.missed and not missed.too_small and not missed.ok

@@ -14,8 +14,13 @@ leaves them), and their results are stored apart (.asv/selftest/results, never r
   on GPU machines, as rmsnorm_bench.regressions gates; in the CPU smoke mode, which has
   neither, our public time;
 - device (GPU machines): the public calls copy rows of x (forward) and of dy (backward)
-  once more, as many as add a tenth to the bytes each call moves (plants.BYTES_IN_X): every
-  gating device-time figure of a shape of >= 1M elements must be flagged;
+  once more, as many as add a quarter to the bytes each call moves (plants.BYTES_IN_X,
+  DEVICE_FRACTION): every gating device-time figure of a shape of >= 1M elements must be
+  flagged. The plant's effect on each of them is measured (its value over the current
+  commit's) against the factor plus the noise (the figure's largest move in the unchanged
+  pairs): where it fell short, the plant is doubled on a new scratch commit and measured
+  again with the current commit, up to DEVICE_FRACTION_MAX; a figure still short of it is
+  "plant too small" (exit 2: the gate was not tested there), never a miss;
 - host: each public call, once done, waits on the host a tenth of the time it took (4 times
   it in the smoke mode, where the interpreter's time varies more): our public time, or the
   public ratio of a peer over ours, must be flagged at the smallest forward shape.
@@ -57,8 +62,10 @@ a -2, -3 ... suffix is added): machine, commit, factor, seconds, the pairs' coun
 find's planted and named commits, the noise and the plant's step.
 
 Exit status: 0 when there is no false alarm on a gating figure and every planted regression
-was detected; 1 otherwise; 2 when it could not run (a dirty package tree is fine: the plants
-start from the commit, not the working tree).
+was detected; 1 otherwise; 2 when the device plant was too small (see above) or it could not
+run (a dirty package tree is fine: the plants
+start from the commit, not the working tree; a working tree whose instrument differs from
+HEAD's is refused, the files named: every commit would be measured by it).
 """
 
 import argparse
@@ -70,9 +77,22 @@ import sys
 import time
 from pathlib import Path
 
-from .. import ROOT, argument_parser, asvargs, asvfiles, asvrun, instrument, machine, user_path
+from .. import (
+    ROOT,
+    argument_parser,
+    asvargs,
+    asvfiles,
+    asvrun,
+    instrument,
+    machine,
+    provenance,
+    user_path,
+)
+from ..instrument import fingerprint
 from .find import check_find, host_case, plan_find
 from .plants import (
+    DEVICE_FRACTION,
+    DEVICE_FRACTION_MAX,
     FRACTION,
     SMOKE_DELAY,
     SelfTestError,
@@ -212,7 +232,7 @@ def verdict_json(args, base: str, seconds: float, verdicts: list, found: dict | 
     def counts(v: Verdict) -> dict:
         kind = v.name.split()[0]
         n = {"false_alarms": len(v.false_alarms), "detections": len(v.detected)}
-        return {"kind": kind, **n, "misses": len(v.missed)}
+        return {"kind": kind, **n, "misses": len(v.missed), "plant_too_small": len(v.too_small)}
 
     pairs = [counts(v) for v in verdicts if v.name != "find"]
     find = None
@@ -225,7 +245,7 @@ def verdict_json(args, base: str, seconds: float, verdicts: list, found: dict | 
         "commit": base,
         "factor": args.factor,
         "seconds": round(seconds, 1),
-        "passed": all(v.ok for v in verdicts),
+        "passed": all(v.ok and not v.too_small for v in verdicts),
         "measured": {var: os.environ.get(var, "") for var in REDUCED},
         "pairs": pairs,
         "find": find,
@@ -271,6 +291,13 @@ def run(args, asv_args: list[str]) -> int:
         for var, value in REDUCED.items():
             os.environ.setdefault(var, value)
     asvargs.check_options()
+    # the plants start from the commit (a dirty package is fine), but every commit is measured
+    # by this working tree's instrument, and the verdict is stored as the commit's
+    changed = provenance.changed_files(ROOT, provenance.MEASURING)
+    if changed:
+        raise SelfTestError(provenance.refusal(changed, "the self-test", flag=False))
+    if problem := fingerprint.undeclared(ROOT):
+        raise SelfTestError(f"refused: {problem}")
     base = git("rev-parse", "HEAD")
     runner = Runner(args.conf, args.machine, asv_args)
     prefix = branch_name(base)
@@ -279,7 +306,7 @@ def run(args, asv_args: list[str]) -> int:
     try:
         pairs = [(f"unchanged pair {i + 1}", None) for i in range(args.pairs)]
         if gpu:
-            pairs.append(("device", device_plant(FRACTION)))
+            pairs.append(("device", device_plant(DEVICE_FRACTION)))
         pairs.append(("host", host_plant(fraction=FRACTION if gpu else SMOKE_DELAY)))
         heads = []
         for name, plant in pairs:
@@ -290,9 +317,13 @@ def run(args, asv_args: list[str]) -> int:
         case = host_case()
         print(f"selftest: {len(heads)} scratch commit(s) measured with {base[:8]}", flush=True)
         runs = runner.measure([base, *heads])
+        same = [runs[h] for (n, _), h in zip(pairs, heads, strict=True) if n[0] == "u"]
         for (name, _), head in zip(pairs, heads, strict=True):
-            verdicts.append(judge(name.split()[0], runs[base], runs[head], args.factor, case))
+            kind = name.split()[0]
+            verdicts.append(judge(kind, runs[base], runs[head], args.factor, case, same))
             verdicts[-1].name = name
+        if gpu:
+            fraction = size_device_plant(runner, base, verdicts, args.factor, same, branches)
         if args.find:
             same = [runs[base]] + [
                 runs[h] for (n, _), h in zip(pairs, heads, strict=True) if n[0] == "u"
@@ -312,14 +343,45 @@ def run(args, asv_args: list[str]) -> int:
     for v in verdicts:
         print(report(v))
     bad = [v.name for v in verdicts if not v.ok]
+    small = [item for v in verdicts for item in v.too_small]
     seconds = time.monotonic() - start
     # under the results' lock: a run settling beside it restores the folder it had copied
     with asvrun.Locks(ROOT / ".asv", [f"lock-results-{args.machine}"]):
         path = verdict_path(args, args.machine, base)
         path.parent.mkdir(parents=True, exist_ok=True)
-        text = json.dumps(verdict_json(args, base, seconds, verdicts, found), indent=1) + "\n"
+        record = verdict_json(args, base, seconds, verdicts, found)
+        record["device_fraction"] = fraction if gpu else None
+        text = json.dumps(record, indent=1) + "\n"
         path.write_text(text)
     print(f"selftest: verdict written to {path}")
+    if small:  # the gate was not tested there: neither a pass nor a miss
+        print(f"selftest: plant too small: at {len(small)} figure(s) the device plant, at "
+              f"{fraction:.0%} more bytes, moved the figure by less than the factor plus the "
+              "noise, so the gate could not be tested there (exit 2)")  # fmt: skip
+        return 2
     result = "FAILED: " + ", ".join(bad) if bad else "passed"
     print(f"selftest: {result} (factor {args.factor}, {seconds:.0f} s)")
     return 1 if bad else 0
+
+
+def size_device_plant(runner, base, verdicts, factor, same, branches) -> float:
+    """The device plant sized by its measured effect: while it moved a gated figure by less
+    than the factor plus the noise (the device verdict's too_small), plant twice the bytes
+    on a new scratch commit, measure it with the base again, and judge it in place of the
+    last; up to DEVICE_FRACTION_MAX. Returns the fraction of the plant judged last."""
+    at = next(i for i, v in enumerate(verdicts) if v.name == "device")
+    fraction = DEVICE_FRACTION
+    while verdicts[at].too_small and fraction * 2 <= DEVICE_FRACTION_MAX:
+        fraction *= 2
+        print(f"selftest: the device plant moved {len(verdicts[at].too_small)} figure(s) by "
+              f"less than the factor plus the noise; planting {fraction:.0%} more bytes",
+              flush=True)  # fmt: skip
+        changes = planted_init(base, device_plant(fraction))
+        head = commit(base, f"selftest: device, {fraction:.0%} more bytes", changes)
+        branches.append(f"{branch_name(base)}-device{fraction:.0%}".replace("%", "pc"))
+        git("branch", "-f", branches[-1], head)
+        runs = runner.measure([base, head])
+        verdicts[at] = judge("device", runs[base], runs[head], factor, None, same)
+        verdicts[at].name = "device"
+        verdicts[at].notes.append(f"the plant: {fraction:.0%} more bytes (sized by its effect)")
+    return fraction

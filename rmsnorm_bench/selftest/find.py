@@ -180,7 +180,7 @@ def check_find(
     # and the confirmation judged asv find's own single measurements
     runs = runner.measure([parent, full], plan.env, bench=f"^{re.escape(plan.bench)}\\(")
     confirm = judge(plan.kind, runs[parent], runs[full], factor, plan.case)
-    if confirm.ok:
+    if confirm.ok and confirm.detected:  # a plant too small to show is no confirmation
         v.detected.append(f"{line}; the gate confirms it against its parent: {confirm.detected[0]}")
     else:
         v.missed.append(f"{line}, but the gate does not flag it against its parent")

@@ -20,6 +20,9 @@ class Verdict:
     other: list = field(default_factory=list)  # flagged, counted neither way
     missed: list = field(default_factory=list)  # expected and not flagged
     notes: list = field(default_factory=list)  # printed with the verdict
+    # expected, not flagged, and moved by the plant less than the factor plus the noise: the
+    # plant could not test the gate there (the self-test then exits 2, never "missed")
+    too_small: list = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -42,9 +45,9 @@ def label(key) -> str:
 
 
 def flagged(old: dict, new: dict, factor: float) -> dict:
-    """{(benchmark, params): 'old -> new'} of every figure of either commit that got worse:
-    slower by regressions.slower's test, or, for the public ratio (higher is better), lower by
-    the same test turned round."""
+    """{(benchmark, params): 'old -> new'} of every figure of either commit that got worse, as
+    the gate judges it (regressions.worse): slower, or for the public ratio (higher is
+    better) lower, by more than its own noise floor too."""
     before, after = asvfiles.figures(old), asvfiles.figures(new)
     old_stats, new_stats = asvfiles.figure_stats(old), asvfiles.figure_stats(new)
     old_versions, new_versions = asvfiles.versions(old), asvfiles.versions(new)
@@ -53,9 +56,7 @@ def flagged(old: dict, new: dict, factor: float) -> dict:
         if old_versions[key[0]] != new_versions[key[0]]:
             continue
         a, b, sa, sb = before[key], after[key], old_stats.get(key), new_stats.get(key)
-        if regressions.figure_name(key[0]) == RATIO:
-            a, b, sa, sb = b, a, sb, sa
-        if regressions.slower(a, b, sa, sb, factor):
+        if regressions.worse(key, a, b, sa, sb, factor):
             out[key] = f"{before[key]:.4g} -> {after[key]:.4g}"
     return out
 
@@ -66,9 +67,30 @@ def gating(key) -> bool:
     return regressions.gates(key, public_time=instrument.DEVICE == "cpu")
 
 
-def judge(kind: str, old: dict, new: dict, factor: float, host_case: str | None = None) -> Verdict:
+def noise(key, old: dict, same: list[dict]) -> float:
+    """How far figure `key` moved with no code changed: the largest relative change of its
+    value from `old` (the current commit) to each of `same` (unchanged commits measured with
+    it); 0 where none measured it."""
+    base = asvfiles.figures(old).get(key)
+    moved = [abs(value / base - 1) for run in same
+             if base and (value := asvfiles.figures(run).get(key)) is not None]  # fmt: skip
+    return max(moved, default=0.0)
+
+
+def judge(
+    kind: str,
+    old: dict,
+    new: dict,
+    factor: float,
+    host_case: str | None = None,
+    same: list[dict] = (),
+) -> Verdict:
     """Sort what the compare of `old` (the current commit) and `new` (a scratch commit)
-    flagged, for a pair of `kind` unchanged, device or host."""
+    flagged, for a pair of `kind` unchanged, device or host. For the device pair, each gated
+    figure the plant should move is measured: the plant's effect (new / old) against the
+    factor plus the noise (`same`: the unchanged commits' runs, see `noise`). A figure not
+    flagged where the effect reached that is missed; one where it did not, the plant was too
+    small to test the gate there (`too_small`), which is no miss and no pass."""
     v = Verdict(kind)
     found = flagged(old, new, factor)
     judged = [key for key in set(asvfiles.figures(old)) & set(asvfiles.figures(new)) if gating(key)]
@@ -106,7 +128,19 @@ def judge(kind: str, old: dict, new: dict, factor: float, host_case: str | None 
                 "device pair: no device time of ours at a shape of >= 1M elements was "
                 "measured: the plant cannot be judged (add such a shape)"
             )
-        v.missed = [label(key) for key in sorted(expected - set(found))]
+        before, after = asvfiles.figures(old), asvfiles.figures(new)
+        for key in sorted(expected):
+            effect = after[key] / before[key] if key in after and before[key] else None
+            needed = factor + noise(key, old, same)
+            if effect is not None:
+                v.notes.append(f"plant's effect on {label(key)}: {effect:.3f}x "
+                               f"(needed {needed:.3f}x: the factor plus the noise)")  # fmt: skip
+            if key in found:
+                continue
+            if effect is not None and effect < needed:
+                v.too_small.append(f"{label(key)}: {effect:.3f}x, under {needed:.3f}x")
+            else:
+                v.missed.append(label(key))
     if kind == "host":
         hits = [
             key
@@ -126,11 +160,13 @@ def report(v: Verdict) -> str:
     lines = [
         f"{v.name}: {len(v.detected)} detection(s), {len(v.false_alarms)} false alarm(s), "
         f"{len(v.missed)} missed, {len(v.other)} other figure(s) flagged"
+        + (f", plant too small at {len(v.too_small)}" if v.too_small else "")
     ]
     for title, items in (
         ("detected", v.detected),
         ("FALSE ALARM", v.false_alarms),
         ("MISSED", v.missed),
+        ("PLANT TOO SMALL", v.too_small),
         ("flagged, not judged", v.other),
     ):
         lines += [f"  {title}: {item}" for item in items]

@@ -13,8 +13,11 @@
 
 // What this file uses, not <torch/extension.h> (all of libtorch's C++ API): the build is the
 // slowest step of a fresh set-up (about 30 s against 20 s of compiling on a 2-core machine).
+#include <ATen/autocast_mode.h>
 #include <ATen/ops/empty.h>
 #include <ATen/ops/empty_like.h>
+#include <ATen/ops/ones.h>
+#include <ATen/ops/rms_norm.h>
 #include <ATen/ops/zeros_like.h>
 #include <torch/csrc/autograd/custom_function.h>
 #include <torch/csrc/utils/pybind.h>
@@ -29,6 +32,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <map>
 #include <mutex>
 #include <numeric>
 #include <tuple>
@@ -816,37 +820,83 @@ std::tuple<Tensor, Tensor, Tensor> fused_add_rms_norm_fwd_autograd(
   return {out[0], out[1], out[2]};
 }
 
-// torch.autocast on CUDA (and ROCm) runs rms_norm in float32: torch's autocast policy lists
-// it so, and F.rms_norm returns float32 there. The same here: half and bfloat16 inputs are
-// cast to float32, and the output is float32. The fused operator keeps residual_out in x's
-// dtype, as torch's x + residual outside the norm would be (its values are the same: the sum
-// is rounded once either way).
-Tensor autocast_float(const Tensor& t) {
-  auto type = t.scalar_type();
-  return type == at::kHalf || type == at::kBFloat16 ? t.to(at::kFloat) : t;
+// torch.autocast: the norm runs in the dtype that the installed torch's F.rms_norm gives under
+// the autocast in force. Torch versions differ here (some list rms_norm among CUDA's float32
+// operators, others leave it in x's dtype), so the answer is asked of torch itself: a
+// one-element aten::rms_norm on x's device, with autocast still on, once per (device type,
+// autocast dtype, x's dtype, with or without a weight; the probe's weight is in x's dtype, as
+// one in another dtype has torch warn that its fused kernel is not used, and autocast's rules
+// do not depend on it). Where that dtype is not x's, x, residual and weight are cast to it,
+// as the policy casts them; otherwise they go in as they are. The fused operator keeps
+// residual_out in x's dtype, as torch's x + residual outside the norm would be: cast to
+// float32, the fused sum is that sum, rounded once to x's dtype (the norm reads it
+// unrounded); a rule to a narrower dtype would round it there, so there the sum is torch's
+// add and the norm reads it cast (no torch known has such a rule for rms_norm). Python's
+// ops._autocast_dtype is the same rule for the Python path.
+using AutocastKey = std::tuple<int, int, int, bool>;
+std::mutex autocast_mutex;  // guards the map below; never held while torch runs
+std::map<AutocastKey, at::ScalarType> autocast_dtypes;
+
+at::ScalarType autocast_norm_dtype(const Tensor& x, const std::optional<Tensor>& weight) {
+  auto device = x.device().type();
+  AutocastKey key{static_cast<int>(device),
+                  static_cast<int>(at::autocast::get_autocast_dtype(device)),
+                  static_cast<int>(x.scalar_type()), weight.has_value()};
+  {
+    std::lock_guard<std::mutex> lock(autocast_mutex);
+    auto found = autocast_dtypes.find(key);
+    if (found != autocast_dtypes.end()) return found->second;
+  }
+  at::NoGradGuard no_grad;
+  auto probe = at::ones({1, 1}, x.options());
+  std::optional<Tensor> probe_weight;
+  if (weight) probe_weight = probe[0];
+  auto dtype = at::rms_norm(probe, {1}, probe_weight, std::nullopt).scalar_type();
+  std::lock_guard<std::mutex> lock(autocast_mutex);
+  autocast_dtypes.emplace(key, dtype);
+  return dtype;
 }
 
-std::optional<Tensor> autocast_float(const std::optional<Tensor>& t) {
-  return t ? std::optional<Tensor>(autocast_float(*t)) : std::nullopt;
+Tensor cast_to(const Tensor& t, at::ScalarType dtype) {  // floating inputs, float64 kept
+  bool cast = t.is_floating_point() && t.scalar_type() != at::kDouble && t.scalar_type() != dtype;
+  return cast ? t.to(dtype) : t;
 }
+
+std::optional<Tensor> cast_to(const std::optional<Tensor>& t, at::ScalarType dtype) {
+  return t ? std::optional<Tensor>(cast_to(*t, dtype)) : std::nullopt;
+}
+
+const c10::DispatchKeySet autocast_keys({c10::DispatchKey::AutocastCPU,
+                                         c10::DispatchKey::AutocastCUDA});
 
 std::tuple<Tensor, Tensor> rms_norm_fwd_autocast(const Tensor& x,
                                                  const std::optional<Tensor>& weight,
                                                  double eps) {
-  c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::DispatchKey::AutocastCUDA);
+  auto dtype = autocast_norm_dtype(x, weight);
+  c10::impl::ExcludeDispatchKeyGuard no_autocast(autocast_keys);
   static auto fwd = op<std::tuple<Tensor, Tensor>(const Tensor&, const std::optional<Tensor>&,
                                                   double)>("rmsnorm_kernels::rms_norm_fwd");
-  return fwd.call(autocast_float(x), autocast_float(weight), eps);
+  if (dtype == x.scalar_type()) return fwd.call(x, weight, eps);
+  return fwd.call(cast_to(x, dtype), cast_to(weight, dtype), eps);
 }
 
 std::tuple<Tensor, Tensor, Tensor> fused_add_rms_norm_fwd_autocast(
     const Tensor& x, const Tensor& residual, const std::optional<Tensor>& weight, double eps) {
-  c10::impl::ExcludeDispatchKeyGuard no_autocast(c10::DispatchKey::AutocastCUDA);
+  auto dtype = autocast_norm_dtype(x, weight);
+  c10::impl::ExcludeDispatchKeyGuard no_autocast(autocast_keys);
   static auto fwd = op<std::tuple<Tensor, Tensor, Tensor>(
       const Tensor&, const Tensor&, const std::optional<Tensor>&, double)>(
       "rmsnorm_kernels::fused_add_rms_norm_fwd");
+  if (dtype == x.scalar_type()) return fwd.call(x, residual, weight, eps);
+  if (dtype != at::kFloat) {  // a rule to a narrower dtype would round the fused sum there
+    static auto norm = op<std::tuple<Tensor, Tensor>(
+        const Tensor&, const std::optional<Tensor>&, double)>("rmsnorm_kernels::rms_norm_fwd");
+    auto residual_out = x.add(residual);  // torch's add, in x's dtype
+    auto [y, rstd] = norm.call(cast_to(residual_out, dtype), cast_to(weight, dtype), eps);
+    return {y, residual_out, rstd};
+  }
   auto [y, residual_out, rstd] =
-      fwd.call(autocast_float(x), autocast_float(residual), autocast_float(weight), eps);
+      fwd.call(cast_to(x, dtype), cast_to(residual, dtype), cast_to(weight, dtype), eps);
   return {y, residual_out.to(x.scalar_type()), rstd};
 }
 
@@ -893,6 +943,11 @@ TORCH_LIBRARY_IMPL(rmsnorm_kernels, AutocastCUDA, m) {  // the backward falls th
   m.impl("fused_add_rms_norm_fwd", &fused_add_rms_norm_fwd_autocast);
 }
 
+TORCH_LIBRARY_IMPL(rmsnorm_kernels, AutocastCPU, m) {  // Triton's interpreter: the same rule
+  m.impl("rms_norm_fwd", &rms_norm_fwd_autocast);
+  m.impl("fused_add_rms_norm_fwd", &fused_add_rms_norm_fwd_autocast);
+}
+
 TORCH_LIBRARY_IMPL(rmsnorm_kernels, Autograd, m) {
   m.impl("rms_norm_fwd", &rms_norm_fwd_autograd);
   m.impl("fused_add_rms_norm_fwd", &fused_add_rms_norm_fwd_autograd);
@@ -930,11 +985,16 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, module) {
   module.def(
       "clear_caches",
       [] {
-        std::lock_guard<std::mutex> lock(cache_mutex);
-        variants.clear();
-        plans.clear();
+        {
+          std::lock_guard<std::mutex> lock(cache_mutex);
+          variants.clear();
+          plans.clear();
+        }
+        std::lock_guard<std::mutex> lock(autocast_mutex);
+        autocast_dtypes.clear();
       },
-      "Forget every plan and loaded variant (tests count compilations from zero).");
+      "Forget every plan, loaded variant and autocast dtype asked of torch (tests count "
+      "compilations from zero, and change torch's autocast rule).");
   module.def(
       "cached_variants",
       [] {
