@@ -24,7 +24,7 @@ from pathlib import Path
 
 from . import ROOT, argument_parser, knownsteps, revision
 from .asvfiles import BadCommit, BadFile, figure_stats, figures, load_runs, pick_commit, versions
-from .regressions import OURS, figure_name, gates, slower
+from .regressions import OURS, RATIO, figure_name, gates, worse
 
 DEVICE = "track_device_time"  # ours against the peers, at the head
 
@@ -73,14 +73,16 @@ def gated_rows(old: dict, new: dict, threshold: float, public_time: bool, steps,
         a, b = before[key], after[key]
         ratio = b / a if a else math.inf if b else 1.0
         sig = significance(old_stats.get(key), new_stats.get(key))
+        # the public ratio (torch's time over ours) is higher where ours is faster
+        old_cost, new_cost = (b, a) if figure_name(key[0]) == RATIO else (a, b)
         verdict = ""
-        if slower(a, b, old_stats.get(key), new_stats.get(key), threshold):
+        if worse(key, a, b, old_stats.get(key), new_stats.get(key), threshold):
             name = f"{key[0]}({', '.join(map(repr, key[1]))})"
             step = knownsteps.explain(steps, name, old["commit_hash"], new["commit_hash"], machine)
             verdict = f"known step: {step['reason']}" if step else "regression"
-        elif b > threshold * a:
+        elif new_cost > threshold * old_cost:
             verdict = "slower, not significant"
-        elif a > threshold * b and sig != "no":
+        elif old_cost > threshold * new_cost and sig != "no":
             verdict = "faster"
         rows.append((key, a, b, ratio, sig, verdict))
     return rows
