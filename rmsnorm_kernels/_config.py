@@ -48,6 +48,8 @@ SPLIT_BACKWARD_ABOVE_N = 8192
 # programs (4 rows of 16,384 columns: 32 programs, not 8)
 SPLIT_FEW_MAX_M = 64
 SPLIT_FEW_BLOCK_N = 2048
+# a grid's second dimension (the split backward's column blocks) holds at most this many
+MAX_GRID_Y = 65535
 DOT_BLOCK_N = 4096
 DOT_SEGMENTS = 16
 DOT_PROGRAMS_PER_SM = 4

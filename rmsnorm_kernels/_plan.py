@@ -258,8 +258,14 @@ class BackwardPlan:
     def small_for(self, m: int) -> SmallBackward | None:
         return self.small if self.small and m <= self.small.max_m else None
 
-    def for_rows(self, m: int) -> TileLaunch:
-        return self.few if m <= self.few_max_m else self.main
+    def for_rows(self, m: int, n: int) -> TileLaunch:
+        """The tile of m rows of n elements: the few rows' where it applies, and where split
+        rows' column blocks of its width fit a grid (the main tile's, of 8,192, fit every row
+        the package takes: ops.MAX_ROW_ELEMENTS)."""
+        few = self.few is not None and m <= self.few_max_m
+        if few and self.split_row and cdiv(n, self.few.block_n) > _config.MAX_GRID_Y:
+            few = False
+        return self.few if few else self.main
 
     def grid(self, tile: TileLaunch, m: int, n: int) -> tuple[int, int]:
         """(row groups, column blocks): a persistent grid over m rows (one row group writes

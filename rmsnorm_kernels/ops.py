@@ -243,7 +243,7 @@ def _backward(dy, x, weight, rstd, d_residual_out=None, compute_dw=True, dx_copy
     m, n = x.shape
     compute_dw = compute_dw and weight is not None
     plan = _plan.of_call(_plan.backward_plan, x, weight, compute_dw)
-    tile = plan.for_rows(m)
+    tile = plan.for_rows(m, n)
     dx = torch.empty((m, n), dtype=x.dtype, device=x.device)
     dx2 = torch.empty_like(dx) if dx_copy else None
     dw = None

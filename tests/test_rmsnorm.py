@@ -336,6 +336,16 @@ def test_backward_on_both_sides_of_the_small_threshold(op, n, dtype, w_dtype):
             assert small.launch not in backward, m
 
 
+def test_few_split_rows_too_long_for_their_blocks_take_the_main_tile():
+    """Column blocks of SPLIT_FEW_BLOCK_N would pass a grid's 65,535 in rows of more than
+    134M elements, which the main tile's 8,192 still hold (up to ops.MAX_ROW_ELEMENTS)."""
+    plan = _plan.backward_plan(0, BF16, BF16, True, device_key())
+    few_n = _config.MAX_GRID_Y * _config.SPLIT_FEW_BLOCK_N
+    assert plan.for_rows(4, few_n) is plan.few
+    assert plan.for_rows(4, few_n + 1) is plan.main
+    assert -(-ops.MAX_ROW_ELEMENTS // plan.main.block_n) <= _config.MAX_GRID_Y
+
+
 @pytest.mark.parametrize("few_max_m", [0, 64], ids=["column blocks", "few rows' blocks"])
 def test_split_row_backward_with_several_row_groups(monkeypatch, few_max_m):
     """Rows past one block are split over column blocks and groups of rows; with several
@@ -349,7 +359,7 @@ def test_split_row_backward_with_several_row_groups(monkeypatch, few_max_m):
     case = Case((21,), 20000, BF16, F32)
     x, residual, weight, dy, d_res = make_inputs(case)
     plan = _plan.backward_plan(0, x.dtype, weight.dtype, True, x.device)
-    tile = plan.for_rows(21)
+    tile = plan.for_rows(21, case.n)
     assert tile is (plan.few if few_max_m else plan.main)
     assert tile.block_n == (_config.SPLIT_FEW_BLOCK_N if few_max_m else _config.SPLIT_BLOCK_N)
     groups, blocks = plan.grid(tile, 21, case.n)

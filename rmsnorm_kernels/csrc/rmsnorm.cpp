@@ -561,6 +561,7 @@ std::tuple<Tensor, Tensor, Tensor> forward(const Tensor& x_in, const std::option
 // ------------------------------------------------------------------------------------------
 
 constexpr int kHasDres = 1, kReduceDw = 2, kHasDxCopy = 4;  // _plan.BACKWARD_FLAGS
+constexpr int64_t kMaxGridY = 65535;  // _config.MAX_GRID_Y
 
 // dx_copy: dx written a second time, into a buffer of its own (see FusedAddRMSNormNode)
 std::tuple<Tensor, Tensor, Tensor> backward(const Tensor& dy_in, const Tensor& x_in,
@@ -609,7 +610,8 @@ std::tuple<Tensor, Tensor, Tensor> backward(const Tensor& dy_in, const Tensor& x
     launch(static_cast<int>(plan[13]), {programs, 1}, args.data(), 15, align, flags, x);
     return {dx, dw, dx2};
   }
-  bool few = plan[3] >= 0 && m <= plan[6];
+  // the few rows' tile, where split rows' column blocks of its width fit a grid (_plan.for_rows)
+  bool few = plan[3] >= 0 && m <= plan[6] && !(plan[7] && cdiv(n, plan[5]) > kMaxGridY);
   int64_t id = few ? plan[3] : plan[0], block_m = few ? plan[4] : plan[1];
   int64_t block_n = few ? plan[5] : plan[2];
   bool split_row = plan[7];
