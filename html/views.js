@@ -214,6 +214,10 @@ var VIEWS = {
     [
      307,
      617.9733343742682
+    ],
+    [
+     362,
+     618.8874057091277
     ]
    ]
   },
@@ -310,6 +314,10 @@ var VIEWS = {
     [
      307,
      3.915994963460504e-05
+    ],
+    [
+     362,
+     3.9102111649569635e-05
     ]
    ]
   },
@@ -406,6 +414,10 @@ var VIEWS = {
     [
      307,
      5.1564625382909266e-05
+    ],
+    [
+     362,
+     5.244736514124329e-05
     ]
    ]
   },
@@ -510,6 +522,10 @@ var VIEWS = {
     [
      307,
      12196046.84948576
+    ],
+    [
+     362,
+     12196046.84948576
     ]
    ]
   },
@@ -538,6 +554,10 @@ var VIEWS = {
     [
      307,
      1.4651276013111172
+    ],
+    [
+     362,
+     1.545695058213773
     ]
    ]
   },
@@ -642,6 +662,10 @@ var VIEWS = {
     [
      307,
      0.0001609098857031923
+    ],
+    [
+     362,
+     0.00014851428598045983
     ]
    ]
   },
@@ -738,6 +762,10 @@ var VIEWS = {
     [
      307,
      702.4289199400321
+    ],
+    [
+     362,
+     699.4373355811498
     ]
    ]
   },
@@ -834,6 +862,10 @@ var VIEWS = {
     [
      307,
      3.2419883938248006e-05
+    ],
+    [
+     362,
+     3.255854954458841e-05
     ]
    ]
   },
@@ -930,6 +962,10 @@ var VIEWS = {
     [
      307,
      4.558960076455954e-05
+    ],
+    [
+     362,
+     4.6274167867975066e-05
     ]
    ]
   },
@@ -1034,6 +1070,10 @@ var VIEWS = {
     [
      307,
      10679253.483639307
+    ],
+    [
+     362,
+     10679253.483639307
     ]
    ]
   },
@@ -1062,6 +1102,10 @@ var VIEWS = {
     [
      307,
      1.3117921192863442
+    ],
+    [
+     362,
+     1.3382547973204064
     ]
    ]
   },
@@ -1166,6 +1210,10 @@ var VIEWS = {
     [
      307,
      8.080633420262376e-05
+    ],
+    [
+     362,
+     7.530118567809733e-05
     ]
    ]
   },
@@ -1262,6 +1310,10 @@ var VIEWS = {
     [
      307,
      675.4903109696528
+    ],
+    [
+     362,
+     674.4832105191557
     ]
    ]
   },
@@ -1358,6 +1410,10 @@ var VIEWS = {
     [
      307,
      2.783057221788605e-05
+    ],
+    [
+     362,
+     2.78721250763337e-05
     ]
    ]
   },
@@ -1454,6 +1510,10 @@ var VIEWS = {
     [
      307,
      3.8302687032996724e-05
+    ],
+    [
+     362,
+     3.857611876361452e-05
     ]
    ]
   },
@@ -1558,6 +1618,10 @@ var VIEWS = {
     [
      307,
      6765160.462119086
+    ],
+    [
+     362,
+     6765160.462119086
     ]
    ]
   },
@@ -1586,6 +1650,10 @@ var VIEWS = {
     [
      307,
      1.147579057567816
+    ],
+    [
+     362,
+     1.264688631580702
     ]
    ]
   },
@@ -1690,6 +1758,10 @@ var VIEWS = {
     [
      307,
      0.00013178541912020454
+    ],
+    [
+     362,
+     9.901518460646435e-05
     ]
    ]
   },
@@ -1786,6 +1858,10 @@ var VIEWS = {
     [
      307,
      598.8660704784268
+    ],
+    [
+     362,
+     596.0308859873071
     ]
    ]
   },
@@ -1882,6 +1958,10 @@ var VIEWS = {
     [
      307,
      2.0206469798334427e-05
+    ],
+    [
+     362,
+     2.0302586999670205e-05
     ]
    ]
   },
@@ -1978,6 +2058,10 @@ var VIEWS = {
     [
      307,
      2.9730252879083106e-05
+    ],
+    [
+     362,
+     2.9550615474558898e-05
     ]
    ]
   },
@@ -2082,6 +2166,10 @@ var VIEWS = {
     [
      307,
      5393684.719475948
+    ],
+    [
+     362,
+     5393684.719475948
     ]
    ]
   },
@@ -2110,6 +2198,10 @@ var VIEWS = {
     [
      307,
      1.0973539546781177
+    ],
+    [
+     362,
+     1.1193067876999592
     ]
    ]
   },
@@ -2214,6 +2306,10 @@ var VIEWS = {
     [
      307,
      4.94260360261818e-05
+    ],
+    [
+     362,
+     4.7211153228224806e-05
     ]
    ]
   }
@@ -2350,7 +2446,7 @@ var VIEWS = {
    "machine": "nvidia-h200",
    "commits": "759181ab..a9137396",
    "before": "131.4 us",
-   "after": "167.3 us",
+   "after": "167.2 us",
    "reason": "the fused-add backward's gradient fix (efdd400): x and residual, two leaves, each get a gradient buffer of their own (one more M x N write and buffer); 759181a's figures were of two views of one buffer, a wrong result (docs/known-steps.json; docs/perf-notes.md)",
    "link": "bench_rmsnorm.FusedAddRMSNormBackward.track_device_time?machine=nvidia-h200&view=nvidia-h200&commits=759181abc0097e67fb622971b3d088067a4591b8-a9137396030a909c8786fe63806c492ba0cfb58d&p-case='8192x8192-bf16'&p-backend='triton'"
   },
@@ -2359,7 +2455,7 @@ var VIEWS = {
    "machine": "nvidia-h200",
    "commits": "759181ab..6690e887",
    "before": "497.1 us",
-   "after": "643.7 us",
+   "after": "644.5 us",
    "reason": "the fused-add backward's gradient fix (efdd400): x and residual, two leaves, each get a gradient buffer of their own (one more M x N write and buffer); 759181a's figures were of two views of one buffer, a wrong result (docs/known-steps.json; docs/perf-notes.md)",
    "link": "bench_rmsnorm.FusedAddRMSNormBackward.track_device_time?machine=nvidia-h200&view=nvidia-h200&commits=759181abc0097e67fb622971b3d088067a4591b8-6690e887f4cd5574a8bf3893c8e4e4792b363a5d&p-case='32768x8192-bf16'&p-backend='triton'"
   },
@@ -2368,7 +2464,7 @@ var VIEWS = {
    "machine": "nvidia-h200",
    "commits": "759181ab..6690e887",
    "before": "37.1 us",
-   "after": "46.2 us",
+   "after": "46.1 us",
    "reason": "the fused-add backward's gradient fix (efdd400): x and residual, two leaves, each get a gradient buffer of their own (one more M x N write and buffer); 759181a's figures were of two views of one buffer, a wrong result (docs/known-steps.json; docs/perf-notes.md)",
    "link": "bench_rmsnorm.FusedAddRMSNormBackward.track_device_time?machine=nvidia-h200&view=nvidia-h200&commits=759181abc0097e67fb622971b3d088067a4591b8-6690e887f4cd5574a8bf3893c8e4e4792b363a5d&p-case='4096x4096-f16'&p-backend='triton'"
   },
