@@ -98,16 +98,10 @@ def interleaved_us(routes: dict, rounds: int = ROUNDS, calls: int = BLOCK, block
 
 
 def per_call_us(call, n=2000) -> float:
-    import torch
-
+    """block_us of `n` calls after a warm-up of 50."""
     for _ in range(50):
         call()
-    torch.cuda.synchronize()
-    start = time.perf_counter()
-    for _ in range(n):
-        call()
-    torch.cuda.synchronize()
-    return (time.perf_counter() - start) / n * 1e6
+    return block_us(call, n)
 
 
 def cprofile(op, phase, shape):
