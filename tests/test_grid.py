@@ -910,12 +910,18 @@ CELL = Cell("rms_norm", "backward", "bf16", "same", 48, 896)
 FNS = dict.fromkeys(("triton", "torch", "torch_compile"))
 
 
+def first_timings(monkeypatch, first, then):
+    """The grid's timer replaced by fake_timer(first, then); (the first timings of FNS in
+    CELL, the backends in the order timed)."""
+    time_backend, order = fake_timer(first, then)
+    monkeypatch.setattr(grid, "time_backend", time_backend)
+    return {name: time_backend(name, None, CELL) for name in FNS}, order
+
+
 def test_a_planted_outlier_is_timed_again_and_the_cell_judged_on_the_median(monkeypatch):
     first = {"triton": 34.1e-6, "torch": 5.0e-6, "torch_compile": 2.1e-6}
     then = {"triton": 2.0e-6, "torch": 5.0e-6, "torch_compile": 2.1e-6}
-    time_backend, order = fake_timer(first, then)
-    monkeypatch.setattr(grid, "time_backend", time_backend)
-    results = {name: time_backend(name, None, CELL) for name in FNS}
+    results, order = first_timings(monkeypatch, first, then)
     assert gridfile.judge(results)["behind"]  # 16x behind on the first timings
     spent = grid.confirm(CELL, FNS, results)
     verdict = gridfile.judge(results)
@@ -932,15 +938,11 @@ def test_a_planted_outlier_is_timed_again_and_the_cell_judged_on_the_median(monk
 
 def test_a_real_gap_stays_behind_and_a_cell_near_the_peer_is_not_timed_again(monkeypatch):
     slow = {"triton": 4.0e-6, "torch": 5.0e-6, "torch_compile": 2.1e-6}
-    time_backend, order = fake_timer(slow, slow)
-    monkeypatch.setattr(grid, "time_backend", time_backend)
-    results = {name: time_backend(name, None, CELL) for name in FNS}
+    results, order = first_timings(monkeypatch, slow, slow)
     grid.confirm(CELL, FNS, results)
     assert gridfile.judge(results)["behind"] and len(order) == 3 + 2 * grid.CONFIRM_ROUNDS
     near = {"triton": 2.1e-6, "torch": 5.0e-6, "torch_compile": 2.1e-6}
-    time_backend, order = fake_timer(near, near)
-    monkeypatch.setattr(grid, "time_backend", time_backend)
-    results = {name: time_backend(name, None, CELL) for name in FNS}
+    results, order = first_timings(monkeypatch, near, near)
     assert grid.confirm(CELL, FNS, results) == {} and len(order) == 3
     assert all("timings" not in r for r in results.values())
 
@@ -948,9 +950,7 @@ def test_a_real_gap_stays_behind_and_a_cell_near_the_peer_is_not_timed_again(mon
 def test_far_ahead_is_confirmed_too_and_a_failed_confirmation_keeps_the_first(monkeypatch):
     first = {"triton": 0.5e-6, "torch": 5.0e-6, "torch_compile": 2.1e-6}
     then = {"triton": 2.0e-6, "torch": 5.0e-6, "torch_compile": 2.1e-6}
-    time_backend, _ = fake_timer(first, then)
-    monkeypatch.setattr(grid, "time_backend", time_backend)
-    results = {name: time_backend(name, None, CELL) for name in FNS}
+    results, _ = first_timings(monkeypatch, first, then)
     grid.confirm(CELL, FNS, results)
     assert 0.9 < gridfile.judge(results)["ours_over_best_peer"] < 1  # 0.24 was one timing
     results = {name: timed(first[name]) for name in FNS}
