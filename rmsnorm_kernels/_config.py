@@ -91,6 +91,17 @@ SMALL_MAX_ELEMENTS = 524288
 SMALL_DW_ROW_SHARE = 64
 SMALL_DW_MIN_BLOCK_N = 16
 SMALL_DW_BLOCK_N = 64
+# the backward of up to SEGMENT_MAX_M rows past one block is that one launch too, segmented:
+# each row program sums g * x over its whole row (the split backward's row-dot pass, three
+# launches in all, 1.1-1.3x behind torch.compile's two at 16-256 rows of 12,288-16,384 on an
+# H200), then writes dx of one segment of SEGMENT_BLOCK_N-column chunks; up to
+# SEGMENT_MAX_SEGMENTS segments a row, about SEGMENT_PROGRAMS_PER_SM row programs per SM.
+# Rows of a block of at least SEGMENT_MIN_BUCKET columns take it (16,384: split rows only)
+SEGMENT_MAX_M = 256
+SEGMENT_MIN_BUCKET = 16384
+SEGMENT_BLOCK_N = 2048
+SEGMENT_MAX_SEGMENTS = 8
+SEGMENT_PROGRAMS_PER_SM = 1
 # the interpreter runs programs one after another: a few are enough to exercise the grids
 INTERPRETER_PROGRAMS = 4
 

@@ -18,8 +18,9 @@ registers, several rows per program for small N. Longer rows: the forward walks 
 (``_config.SPLIT_BACKWARD_ABOVE_N``) is split in two passes, ``_row_dot_kernel`` summing
 g * x over segments of each row, then ``_rms_norm_bwd_kernel`` with ``SPLIT_ROW`` on column
 blocks of the rows, so that one program's dweight partial covers many rows of its columns.
-The backward of few rows that fit one block is one launch, ``_rms_norm_bwd_small_kernel``:
-row programs compute dx while column programs sum dweight over all rows, with no partials.
+The backward of few rows is one launch, ``_rms_norm_bwd_small_kernel``: row programs compute
+dx while column programs sum dweight over all rows, with no partials (rows past one block:
+each row program sums g * x over its whole row, then writes dx of one segment of it).
 """
 
 import triton
@@ -491,6 +492,8 @@ def _rms_norm_bwd_kernel(
         "M",
         "N",
         "row_programs",
+        "segment_n",
+        "segments",
     ]
 )
 def _rms_norm_bwd_small_kernel(
@@ -509,29 +512,41 @@ def _rms_norm_bwd_small_kernel(
     M,
     N,
     row_programs,  # programs below this take rows; the others (COMPUTE_DW) take columns
+    segment_n,  # SEGMENTED: the columns of dx a row program writes, a multiple of BLOCK_N
+    segments,  # SEGMENTED: row programs per row
     HAS_WEIGHT: tl.constexpr,
     HAS_DRES: tl.constexpr,
     COMPUTE_DW: tl.constexpr,
     HAS_DX_COPY: tl.constexpr,
-    BLOCK_M: tl.constexpr,  # rows of a row program
-    BLOCK_N: tl.constexpr,  # at least N: a row fits one block
+    SEGMENTED: tl.constexpr,  # rows past one block, walked BLOCK_N columns at a time
+    BLOCK_M: tl.constexpr,  # rows of a row program (1 when SEGMENTED)
+    BLOCK_N: tl.constexpr,  # at least N: a row fits one block (SEGMENTED: a chunk)
     DW_BLOCK_M: tl.constexpr,  # rows a column program adds up at a time
     DW_BLOCK_N: tl.constexpr,  # columns of a column program
     ALIGN: tl.constexpr,  # N and every row stride are multiples of this (see _aligned)
 ):
-    """The backward of few rows whose rows fit one block, in one launch and with no dweight
-    partials. Program p < row_programs computes dx of rows p * BLOCK_M...; with COMPUTE_DW,
-    program row_programs + j sums dy * xhat over all M rows of columns j * DW_BLOCK_N...
-    and writes them to dweight (a fixed order: deterministic); a grid of one row program
-    alone writes dweight itself. dweight needs rstd, x and dy
-    only, not dx, so both kinds run side by side; the column programs read x and dy once
-    more, which is cheaper than a second launch while the problem is small (the plan's
-    small_max_m)."""
+    """The backward of few rows in one launch, with no dweight partials. Program
+    p < row_programs computes dx of rows p * BLOCK_M...; with COMPUTE_DW, program
+    row_programs + j sums dy * xhat over all M rows of columns j * DW_BLOCK_N... and writes
+    them to dweight (a fixed order: deterministic); a grid of one row program alone writes
+    dweight itself. dweight needs rstd, x and dy only, not dx, so both kinds run side by
+    side; the column programs read x and dy once more, which is cheaper than a second launch
+    while the problem is small (the plan's max_m).
+
+    SEGMENTED (rows past one block): row program row * segments + s sums g * x over the
+    whole row, BLOCK_N columns at a time, then writes dx of its segment s, reading those
+    columns again (from L2). A row's segments each read the row for the sum: a few rows
+    still fill the GPU, in one launch where the split backward takes three."""
     N = _aligned(N, ALIGN)
     stride_dy, stride_x = _aligned(stride_dy, ALIGN), _aligned(stride_x, ALIGN)
     stride_dres, stride_dx = _aligned(stride_dres, ALIGN), _aligned(stride_dx, ALIGN)
     pid = tl.program_id(0)
-    if pid < row_programs:
+    if SEGMENTED and pid < row_programs:
+        _dx_segment(
+            DY, stride_dy, X, stride_x, W, RSTD, DRES, stride_dres, DX, stride_dx, DX_COPY, M, N,
+            _aligned(segment_n, BLOCK_N), segments, HAS_WEIGHT, HAS_DRES, HAS_DX_COPY, BLOCK_N,
+        )  # fmt: skip
+    elif pid < row_programs:
         cols = tl.arange(0, BLOCK_N)[None, :]
         col_mask = cols < N
         w = 1.0  # unused without a weight
@@ -553,6 +568,42 @@ def _rms_norm_bwd_small_kernel(
     elif COMPUTE_DW:
         _dw_columns(
             DY, stride_dy, X, stride_x, RSTD, DW, pid - row_programs, M, N, DW_BLOCK_M, DW_BLOCK_N
+        )  # fmt: skip
+
+
+@triton.jit
+def _dx_segment(DY, stride_dy, X, stride_x, W, RSTD, DRES, stride_dres, DX, stride_dx, DX_COPY, M,
+                N, segment_n, segments, HAS_WEIGHT: tl.constexpr, HAS_DRES: tl.constexpr,
+                HAS_DX_COPY: tl.constexpr, BLOCK_N: tl.constexpr):  # fmt: skip
+    """dx of one segment of one row (the segment kernels' grid, _segment): the row's sum of
+    g * x over all of its columns first, the next chunk loaded before this one is added (as
+    _row_dot_kernel), then the segment's dx, BLOCK_N columns at a time (_dx_block's rule)."""
+    row, start, end = _segment(segments, segment_n)
+    cols = tl.arange(0, BLOCK_N)
+    acc = tl.zeros([BLOCK_N], dtype=tl.float32)
+    nx, ng = _load_dot_chunk(DY, stride_dy, X, stride_x, W, row, cols, N, N, HAS_WEIGHT)
+    for offset in tl.range(0, N, BLOCK_N, num_stages=1):
+        x, g = nx, ng
+        nx, ng = _load_dot_chunk(
+            DY, stride_dy, X, stride_x, W, row, offset + BLOCK_N + cols, N, N, HAS_WEIGHT
+        )  # fmt: skip
+        acc += g * x
+    dot = tl.sum(acc, axis=0)
+    rstd = tl.load(RSTD + row)
+    for offset in tl.range(start, end, BLOCK_N, num_stages=1):
+        c = (offset + cols)[None, :]
+        col_mask = (c < end) & (c < N)
+        x = tl.load(X + row * stride_x + c, mask=col_mask, other=0.0)
+        dy = tl.load(DY + row * stride_dy + c, mask=col_mask, other=0.0)
+        dres = tl.zeros([1, 1], dtype=tl.float32)
+        if HAS_DRES:
+            dres = tl.load(DRES + row * stride_dres + c, mask=col_mask, other=0.0)
+        w = 1.0  # unused without a weight
+        if HAS_WEIGHT:
+            w = tl.load(W + c, mask=col_mask, other=0.0).to(tl.float32)
+        _dx_block(
+            x, dy, dres, rstd, dot, w, DX, stride_dx, DX_COPY, row, c, col_mask, M, N,
+            HAS_WEIGHT, HAS_DX_COPY, True, 1,
         )  # fmt: skip
 
 

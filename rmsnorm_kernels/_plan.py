@@ -224,22 +224,32 @@ class TileLaunch:
 
 @dataclass(frozen=True)
 class SmallBackward:
-    """The one-launch backward of few rows that fit one block: row programs of ``block_m``
-    rows (dx), then column programs of ``dw_block_n`` columns (dweight over all rows)."""
+    """The one-launch backward of few rows: row programs of ``block_m`` rows (dx), then
+    column programs of ``dw_block_n`` columns (dweight over all rows). Segmented (rows past
+    one block: ``segment_block_n`` > 0), each row over segments of whole chunks of that
+    many columns, about ``programs`` row programs in all, at most ``max_segments`` a row."""
 
     launch: KernelLaunch
     block_m: int
     dw_block_n: int  # 0: no dweight, no column programs
     max_m: int  # for up to this many rows
+    segment_block_n: int = 0  # 0: each row in one block
+    programs: int = 0
+    max_segments: int = 0
 
-    def grid(self, m: int, n: int) -> tuple[int, int]:
-        """(programs, row programs) for m rows of n elements: one row program alone writes
+    def grid(self, m: int, n: int) -> tuple[int, int, int, int]:
+        """(programs, row programs, columns per segment, segments per row) for m rows of n
+        elements. Rows in one block: one segment of n, and one row program alone writes
         dweight itself (1x4096 bf16 on an H100: 64 column programs each reading the one row
         made it 2.3 us, against 2.0 for one program)."""
+        columns = cdiv(n, self.dw_block_n) if self.dw_block_n else 0
+        if self.segment_block_n:
+            segment_n, segments = row_segments(
+                m, n, self.segment_block_n, self.programs, self.max_segments
+            )  # fmt: skip
+            return m * segments + columns, m * segments, segment_n, segments
         rows = cdiv(m, self.block_m)
-        if rows == 1 or not self.dw_block_n:
-            return rows, rows
-        return rows + cdiv(n, self.dw_block_n), rows
+        return rows + (columns if rows > 1 else 0), rows, n, 1
 
 
 @dataclass(frozen=True)
@@ -289,6 +299,8 @@ class BackwardPlan:
             self.row_dot.id if self.row_dot else -1, self.reduce.id, self.reduce_block_n,
             small.launch.id if small else -1, small.block_m if small else 0,
             small.dw_block_n if small else 0, small.max_m if small else -1,
+            small.segment_block_n if small else 0, small.programs if small else 0,
+            small.max_segments if small else 0,
         )  # fmt: skip
 
 
@@ -337,13 +349,21 @@ def backward_plan(
             dot_warps,
         )  # fmt: skip
         dot_programs = _programs(device, _config.DOT_PROGRAMS_PER_SM)
-        plan = functools.partial(plan, split_row=True, dot_programs=dot_programs, row_dot=row_dot)
+        small = _segmented_backward(bucket, has_weight, compute_dw, device)
+        plan = functools.partial(
+            plan, split_row=True, dot_programs=dot_programs, row_dot=row_dot, small=small
+        )
         if _config.SPLIT_FEW_MAX_M <= 0:
             return plan()
         few = RowConfig.from_heuristic(_config.SPLIT_FEW_BLOCK_N, _config.SPLIT_FEW_BLOCK_N)
         return plan(few=_backward_launch(few, has_weight, compute_dw, True),
                     few_max_m=_config.SPLIT_FEW_MAX_M)  # fmt: skip
-    plan = functools.partial(plan, small=_small_backward(bucket, has_weight, compute_dw))
+    small = (
+        _segmented_backward(bucket, has_weight, compute_dw, device)
+        if bucket >= _config.SEGMENT_MIN_BUCKET
+        else _small_backward(bucket, has_weight, compute_dw)
+    )
+    plan = functools.partial(plan, small=small)
     if short or x_dtype.itemsize != 2:
         return plan()
     few = RowConfig.from_heuristic(bucket, _config.FEW_ROWS_TILE_BYTES // x_dtype.itemsize)
@@ -366,16 +386,38 @@ def _small_backward(bucket: int, has_weight: bool, compute_dw: bool) -> SmallBac
     max_m = min(_config.SMALL_DW_STEPS * dw_block_m, _config.SMALL_MAX_ELEMENTS // bucket)
     if max_m <= 0:
         return None
+    launch = _small_launch(config, has_weight, compute_dw, False, dw_block_m, dw_block_n)
+    return SmallBackward(launch, config.block_m, dw_block_n if compute_dw else 0, max_m)
+
+
+def _segmented_backward(bucket: int, has_weight: bool, compute_dw: bool, device):
+    """The one-launch backward of few rows of ``bucket`` columns, each walked in chunks: rows
+    past one block (bucket 0 or -1), or one block of at least SEGMENT_MIN_BUCKET columns
+    (None otherwise, and where SEGMENT_MAX_M is 0)."""
+    if _config.SEGMENT_MAX_M <= 0 or 0 < bucket < _config.SEGMENT_MIN_BUCKET:
+        return None
+    block_n = _config.SEGMENT_BLOCK_N
+    config = RowConfig.from_heuristic(block_n, block_n)  # one row of one chunk
+    dw_block_n = _config.SMALL_DW_BLOCK_N
+    dw_block_m = max(1, block_n // dw_block_n)
+    launch = _small_launch(config, has_weight, compute_dw, True, dw_block_m, dw_block_n)
+    return SmallBackward(
+        launch, 1, dw_block_n if compute_dw else 0, _config.SEGMENT_MAX_M, block_n,
+        _programs(device, _config.SEGMENT_PROGRAMS_PER_SM), _config.SEGMENT_MAX_SEGMENTS,
+    )  # fmt: skip
+
+
+def _small_launch(config: RowConfig, has_weight, compute_dw, segmented, dw_block_m, dw_block_n):
     constexprs = (
         ("HAS_WEIGHT", has_weight),
         ("COMPUTE_DW", compute_dw),
+        ("SEGMENTED", segmented),
         *_tile(config),
         ("DW_BLOCK_M", dw_block_m),
         ("DW_BLOCK_N", dw_block_n),
     )
-    launch = _launch(_rms_norm_bwd_small_kernel, constexprs, config.num_warps,
-                     ("HAS_DRES", None, "HAS_DX_COPY"))  # fmt: skip
-    return SmallBackward(launch, config.block_m, dw_block_n if compute_dw else 0, max_m)
+    return _launch(_rms_norm_bwd_small_kernel, constexprs, config.num_warps,
+                   ("HAS_DRES", None, "HAS_DX_COPY"))  # fmt: skip
 
 
 def _programs(device: torch.device, per_sm: int) -> int:

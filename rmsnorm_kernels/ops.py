@@ -257,10 +257,10 @@ def _backward(dy, x, weight, rstd, d_residual_out=None, compute_dw=True, dx_copy
     align = row_alignment(n, sdy, sx, sdres)  # dx is fresh and contiguous
     small = plan.small_for(m)
     if small is not None:  # one launch: row programs (dx), column programs (dweight)
-        programs, row_programs = small.grid(m, n)
+        programs, row_programs, segment_n, segments = small.grid(m, n)
         flags = (_plan.HAS_DRES if has_dres else 0) | (_plan.HAS_DX_COPY if dx_copy else 0)
         args = (dy, sdy, x, sx, weight, rstd, d_residual_out, sdres, dx, n, dx2, dw, m, n,
-                row_programs)  # fmt: skip
+                row_programs, segment_n, segments)  # fmt: skip
         with _on_device(x):
             small.launch((programs,), args, align, flags)
         return dx, dw, dx2

@@ -322,9 +322,9 @@ def test_backward_on_both_sides_of_the_small_threshold(op, n, dtype, w_dtype):
     assert small is not None and small.max_m > 1
     # one row program alone (it writes dweight), several with column programs, then past it
     one_block = small.block_m
-    assert small.grid(one_block, n) == (1, 1)
+    assert small.grid(one_block, n) == (1, 1, n, 1)
     column_programs = -(-n // small.dw_block_n)
-    assert small.grid(one_block + 1, n) == (2 + column_programs, 2)
+    assert small.grid(one_block + 1, n) == (2 + column_programs, 2, n, 1)
     edges = ((1, True), (one_block, True), (one_block + 1, True), (small.max_m, True))
     for m, is_small in (*edges, (small.max_m + 1, False)):
         case = Case((m,), n, dtype, w_dtype)
@@ -334,6 +334,52 @@ def test_backward_on_both_sides_of_the_small_threshold(op, n, dtype, w_dtype):
             assert set(backward) == {small.launch}, m  # one launch a call, dweight included
         else:
             assert small.launch not in backward, m
+
+
+BACKWARD_KERNELS = (
+    _kernels._rms_norm_bwd_kernel,
+    _kernels._rms_norm_bwd_small_kernel,
+    _kernels._row_dot_kernel,
+    _kernels._sum_partials_kernel,
+)
+
+
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize(
+    "n, dtype, w_dtype", [(20000, BF16, BF16), (16384, F32, F32), (9000, F16, None)]
+)
+def test_backward_of_few_split_rows_is_one_segmented_launch(monkeypatch, op, n, dtype, w_dtype):
+    """Up to SEGMENT_MAX_M rows past one block the backward is one launch: each row over
+    segments (the last one short where N is not a multiple of the segment), each segment
+    summing g * x over its whole row; one row over several segments, several rows over fewer,
+    then one segment a row; past it the split backward. All are right."""
+    monkeypatch.setattr(_config, "SEGMENT_MAX_M", 9)
+    if DEVICE == "cpu":
+        monkeypatch.setattr(_config, "INTERPRETER_PROGRAMS", 8)
+    ops.clear_caches()
+    try:
+        plan = _plan.backward_plan(_plan.bucket_of(n), dtype, w_dtype, True, device_key())
+        small = plan.small
+        assert plan.split_row and small is not None and small.segment_block_n
+        assert small.max_m == 9 and small.dw_block_n == (_config.SMALL_DW_BLOCK_N if w_dtype else 0)
+        seen = set()
+        for m in (1, 3, 9, 10):
+            _, row_programs, segment_n, segments = small.grid(m, n)
+            assert row_programs == m * segments and segment_n * segments >= n
+            assert segment_n % small.segment_block_n == 0
+            seen.add(segments)
+            case = Case((m,), n, dtype, w_dtype)
+            taken = launches_in(lambda case=case: check_backward_direct(case, op))
+            backward = [t for t in taken if t.kernel in BACKWARD_KERNELS]
+            if m <= small.max_m:
+                assert set(backward) == {small.launch}, m
+            else:
+                assert small.launch not in backward and plan.row_dot in backward, m
+        if DEVICE == "cpu":  # 8 programs: 4 or 5 segments for one row, 1 for 9 rows
+            assert max(seen) > 2 and 1 in seen
+    finally:
+        monkeypatch.undo()
+        ops.clear_caches()
 
 
 def test_few_split_rows_too_long_for_their_blocks_take_the_main_tile():
@@ -353,6 +399,7 @@ def test_split_row_backward_with_several_row_groups(monkeypatch, few_max_m):
     cases take several groups anyway; the interpreter's small grid needs more programs).
     Up to SPLIT_FEW_MAX_M rows, the column blocks are the narrower SPLIT_FEW_BLOCK_N."""
     monkeypatch.setattr(_config, "SPLIT_FEW_MAX_M", few_max_m)
+    monkeypatch.setattr(_config, "SEGMENT_MAX_M", 0)  # 21 rows: else the one-launch backward
     if DEVICE == "cpu":  # 3 groups of 4 row blocks; 4 groups of 10 narrow column blocks
         monkeypatch.setattr(_config, "INTERPRETER_PROGRAMS", 48 if few_max_m else 16)
     ops.clear_caches()
@@ -379,6 +426,7 @@ def test_rows_past_the_one_block_backwards_width_take_the_split_backward(monkeyp
     past it are split (both host paths follow the plan), those at it are not, and both are
     right."""
     monkeypatch.setattr(_config, "SPLIT_BACKWARD_ABOVE_N", 1024)
+    monkeypatch.setattr(_config, "SEGMENT_MAX_M", 0)  # 5 rows: else the one-launch backward
     ops.clear_caches()
     try:
         for n, split in ((1024, False), (1100, True), (2048, True)):

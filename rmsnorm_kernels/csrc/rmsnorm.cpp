@@ -591,23 +591,31 @@ std::tuple<Tensor, Tensor, Tensor> backward(const Tensor& dy_in, const Tensor& x
   const auto& plan = find_plan(false, x, w, compute_dw);
   // (main id, block_m, block_n, few id, few block_m, few block_n, few_max_m, split_row,
   //  max_programs, dot_programs, row_dot id, reduce id, reduce block_n,
-  //  small id, small block_m, small dw_block_n, small max_m)
+  //  small id, small block_m, small dw_block_n, small max_m, small segment_block_n,
+  //  small programs, small max_segments)
   std::optional<Tensor> dres;
   if (dres_in) dres = rows_of(*dres_in);
   int64_t sdy = dy.stride(0), sx = x.stride(0), sdres = dres ? dres->stride(0) : 0;
   int align = row_alignment(n, {sdy, sx, sdres});  // dx is fresh and contiguous
   if (plan[13] >= 0 && m <= plan[16]) {
     // one launch: row programs (dx), then column programs (dweight over all rows); one row
-    // program alone writes dweight itself
-    int64_t row_programs = cdiv(m, plan[14]);
-    int64_t programs = row_programs + (row_programs > 1 && plan[15] ? cdiv(n, plan[15]) : 0);
+    // program alone writes dweight itself; segmented, each row over segments (_plan.SmallBackward)
+    int64_t columns = plan[15] ? cdiv(n, plan[15]) : 0;
+    int64_t row_programs = cdiv(m, plan[14]), segment_n = n, segments = 1;
+    if (plan[17]) {
+      std::tie(segment_n, segments) = row_segments(m, n, plan[17], plan[18], plan[19]);
+      row_programs = m * segments;
+    } else if (row_programs == 1) {
+      columns = 0;
+    }
     Args args = {tensor_arg(dy), int_arg(sdy), tensor_arg(x), int_arg(sx), optional_arg(w),
                  tensor_arg(r), optional_arg(dres ? &*dres : nullptr), int_arg(sdres),
                  tensor_arg(dx), int_arg(n), optional_arg(dx_copy ? &dx2 : nullptr),
                  optional_arg(compute_dw ? &dw : nullptr), int_arg(m), int_arg(n),
-                 int_arg(row_programs)};
+                 int_arg(row_programs), int_arg(segment_n), int_arg(segments)};
     int flags = (dres ? kHasDres : 0) | (dx_copy ? kHasDxCopy : 0);
-    launch(static_cast<int>(plan[13]), {programs, 1}, args.data(), 15, align, flags, x);
+    launch(static_cast<int>(plan[13]), {row_programs + columns, 1}, args.data(), 17, align, flags,
+           x);
     return {dx, dw, dx2};
   }
   // the few rows' tile, where split rows' column blocks of its width fit a grid (_plan.for_rows)
