@@ -33,6 +33,10 @@ ROWS = {  # the pointer arguments of each kernel that hold rows, and the other p
         ("DY", "X", "DRES", "DX", "DX_COPY"),
         {"W": "fp32", "RSTD": "fp32", "DW": "fp32"},
     ),
+    "_rms_norm_bwd_walk_kernel": (
+        ("DY", "X", "DRES", "DX", "DX_COPY"),
+        {"W": "bf16", "RSTD": "fp32", "DW_PARTIAL": "fp32"},
+    ),
     "_row_dot_kernel": (("DY", "X"), {"W": "bf16", "DOT": "fp32"}),
     "_row_sum_sq_kernel": (("X", "R", "S"), {"SQ": "fp32"}),
     "_rms_norm_fwd_split_kernel": (("X", "Y"), {"W": "bf16", "RSTD": "fp32", "SQ": "fp32"}),
@@ -137,6 +141,13 @@ def variants():
         name = f"split backward, {split.block_m}x{split.block_n} blocks"
         options = split.launch.options(16, flags)
         yield name, bwd_kernel, options, ("DW",), multi_row_tile(split)
+    # few split rows in one launch (segmented), and the row walk past them
+    small = _plan.backward_plan(0, bf16, torch.float32, True, cpu).small
+    for align in (16, 8):
+        options = small.launch.options(align, _plan.HAS_DRES | _plan.HAS_DX_COPY)
+        yield f"segmented backward, ALIGN={align}", "_rms_norm_bwd_small_kernel", options, (), None
+        options = plan.walk.launch.options(align, _plan.HAS_DRES | _plan.HAS_DX_COPY)
+        yield f"row walk backward, ALIGN={align}", "_rms_norm_bwd_walk_kernel", options, (), None
     for align in (16, 8):
         name = f"row-dot pass, ALIGN={align}"
         yield name, "_row_dot_kernel", plan.row_dot.options(align), (), None

@@ -102,6 +102,14 @@ SEGMENT_MIN_BUCKET = 16384
 SEGMENT_BLOCK_N = 2048
 SEGMENT_MAX_SEGMENTS = 8
 SEGMENT_PROGRAMS_PER_SM = 1
+# past SEGMENT_MAX_M split rows the backward walks rows (WALK_BACKWARD): a persistent grid of
+# WALK_PROGRAMS_PER_SM programs per SM, each holding one row at a time, summing g * x over it
+# in WALK_BLOCK_N-column chunks, then writing dx from the chunks read again (in L2 by then)
+# and adding its dweight share to its own fp32 row of partials. The split backward reads
+# each row twice from memory: 4096x14336 bf16 160.8 us on an H200, Liger-Kernel 128.7
+WALK_BACKWARD = True
+WALK_BLOCK_N = 4096
+WALK_PROGRAMS_PER_SM = 2
 # the interpreter runs programs one after another: a few are enough to exercise the grids
 INTERPRETER_PROGRAMS = 4
 

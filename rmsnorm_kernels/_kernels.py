@@ -542,9 +542,10 @@ def _rms_norm_bwd_small_kernel(
     stride_dres, stride_dx = _aligned(stride_dres, ALIGN), _aligned(stride_dx, ALIGN)
     pid = tl.program_id(0)
     if SEGMENTED and pid < row_programs:
-        _dx_segment(
-            DY, stride_dy, X, stride_x, W, RSTD, DRES, stride_dres, DX, stride_dx, DX_COPY, M, N,
-            _aligned(segment_n, BLOCK_N), segments, HAS_WEIGHT, HAS_DRES, HAS_DX_COPY, BLOCK_N,
+        row, start, end = _segment(segments, _aligned(segment_n, BLOCK_N))
+        _dx_row(
+            DY, stride_dy, X, stride_x, W, RSTD, DRES, stride_dres, DX, stride_dx, DX_COPY, None,
+            row, start, end, False, M, N, HAS_WEIGHT, HAS_DRES, HAS_DX_COPY, False, BLOCK_N,
         )  # fmt: skip
     elif pid < row_programs:
         cols = tl.arange(0, BLOCK_N)[None, :]
@@ -572,13 +573,15 @@ def _rms_norm_bwd_small_kernel(
 
 
 @triton.jit
-def _dx_segment(DY, stride_dy, X, stride_x, W, RSTD, DRES, stride_dres, DX, stride_dx, DX_COPY, M,
-                N, segment_n, segments, HAS_WEIGHT: tl.constexpr, HAS_DRES: tl.constexpr,
-                HAS_DX_COPY: tl.constexpr, BLOCK_N: tl.constexpr):  # fmt: skip
-    """dx of one segment of one row (the segment kernels' grid, _segment): the row's sum of
-    g * x over all of its columns first, the next chunk loaded before this one is added (as
-    _row_dot_kernel), then the segment's dx, BLOCK_N columns at a time (_dx_block's rule)."""
-    row, start, end = _segment(segments, segment_n)
+def _dx_row(DY, stride_dy, X, stride_x, W, RSTD, DRES, stride_dres, DX, stride_dx, DX_COPY,
+            DW_PARTIAL, row, start, end, add_partial, M, N, HAS_WEIGHT: tl.constexpr,
+            HAS_DRES: tl.constexpr, HAS_DX_COPY: tl.constexpr, HAS_PARTIAL: tl.constexpr,
+            BLOCK_N: tl.constexpr):  # fmt: skip
+    """dx of columns [start, end) of one row walked in chunks: the row's sum of g * x over all
+    of its columns first, the next chunk loaded before this one is added (as _row_dot_kernel),
+    then dx chunk by chunk (_dx_block's rule), the columns read again (from L2). With
+    HAS_PARTIAL, dy * xhat is also stored to this row of DW_PARTIAL (a program's own fp32 row
+    of N), added to what is there where add_partial."""
     cols = tl.arange(0, BLOCK_N)
     acc = tl.zeros([BLOCK_N], dtype=tl.float32)
     nx, ng = _load_dot_chunk(DY, stride_dy, X, stride_x, W, row, cols, N, N, HAS_WEIGHT)
@@ -601,9 +604,65 @@ def _dx_segment(DY, stride_dy, X, stride_x, W, RSTD, DRES, stride_dres, DX, stri
         w = 1.0  # unused without a weight
         if HAS_WEIGHT:
             w = tl.load(W + c, mask=col_mask, other=0.0).to(tl.float32)
-        _dx_block(
+        share = _dx_block(
             x, dy, dres, rstd, dot, w, DX, stride_dx, DX_COPY, row, c, col_mask, M, N,
             HAS_WEIGHT, HAS_DX_COPY, True, 1,
+        )  # fmt: skip
+        if HAS_PARTIAL:
+            if add_partial:
+                share += tl.load(DW_PARTIAL + c, mask=col_mask, other=0.0)
+            tl.store(DW_PARTIAL + c, share, mask=col_mask)
+
+
+@triton.jit(
+    do_not_specialize=[
+        "stride_dy",
+        "stride_x",
+        "stride_dres",
+        "stride_dx",
+        "M",
+        "N",
+    ]
+)
+def _rms_norm_bwd_walk_kernel(
+    DY,  # gradient of the output [M, N]
+    stride_dy,
+    X,  # the rows that were normalised (x, or residual_out when fused) [M, N]
+    stride_x,
+    W,  # weight [N] (None unless HAS_WEIGHT)
+    RSTD,  # fp32 [M], saved by the forward
+    DRES,  # gradient of residual_out [M, N] (None unless HAS_DRES)
+    stride_dres,
+    DX,  # gradient of the input [M, N]
+    stride_dx,
+    DX_COPY,  # dx again (None unless HAS_DX_COPY)
+    DW_PARTIAL,  # fp32 [programs, N]: each program's share of dweight (None unless COMPUTE_DW)
+    M,
+    N,
+    HAS_WEIGHT: tl.constexpr,
+    HAS_DRES: tl.constexpr,
+    COMPUTE_DW: tl.constexpr,
+    HAS_DX_COPY: tl.constexpr,
+    BLOCK_N: tl.constexpr,  # columns of a chunk
+    ALIGN: tl.constexpr,  # N and every row stride are multiples of this (see _aligned)
+):
+    """The backward of many rows past one block, persistent: program p walks rows p, p + P,
+    ..., each in chunks (_dx_row), its dweight share added up in its own row of DW_PARTIAL
+    (summed by _sum_partials_kernel). A program holds one row at a time, so each row is read
+    from memory once: its second read (for dx) comes from L2, where the split backward reads
+    it twice from memory (row-dot pass, then column blocks)."""
+    N = _aligned(N, ALIGN)
+    stride_dy, stride_x = _aligned(stride_dy, ALIGN), _aligned(stride_x, ALIGN)
+    stride_dres, stride_dx = _aligned(stride_dres, ALIGN), _aligned(stride_dx, ALIGN)
+    pid = tl.program_id(0)
+    partial = DW_PARTIAL
+    if COMPUTE_DW:
+        partial = DW_PARTIAL + pid.to(tl.int64) * N
+    for row in range(pid, M, tl.num_programs(0)):
+        _dx_row(
+            DY, stride_dy, X, stride_x, W, RSTD, DRES, stride_dres, DX, stride_dx, DX_COPY,
+            partial, tl.cast(row, tl.int64), 0, N, row != pid, M, N, HAS_WEIGHT, HAS_DRES,
+            HAS_DX_COPY, COMPUTE_DW, BLOCK_N,
         )  # fmt: skip
 
 

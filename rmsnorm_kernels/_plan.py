@@ -21,6 +21,7 @@ from ._config import RowConfig, cdiv
 from ._kernels import (
     _rms_norm_bwd_kernel,
     _rms_norm_bwd_small_kernel,
+    _rms_norm_bwd_walk_kernel,
     _rms_norm_fwd_kernel,
     _rms_norm_fwd_split_kernel,
     _row_dot_kernel,
@@ -253,6 +254,18 @@ class SmallBackward:
 
 
 @dataclass(frozen=True)
+class WalkBackward:
+    """The persistent backward of many rows past one block: ``programs`` programs walk the
+    rows, one row at a time, each adding its dweight share to its own row of partials."""
+
+    launch: KernelLaunch
+    programs: int
+
+    def grid(self, m: int) -> int:
+        return min(m, self.programs)
+
+
+@dataclass(frozen=True)
 class BackwardPlan:
     main: TileLaunch
     max_programs: int  # the persistent grid's size (split rows: over all column blocks)
@@ -264,9 +277,13 @@ class BackwardPlan:
     few: TileLaunch | None = None  # for up to few_max_m rows
     few_max_m: int = -1
     small: SmallBackward | None = None  # for up to small.max_m rows, before the others
+    walk: WalkBackward | None = None  # split rows past small.max_m, in place of the split
 
     def small_for(self, m: int) -> SmallBackward | None:
         return self.small if self.small and m <= self.small.max_m else None
+
+    def walk_for(self, m: int) -> WalkBackward | None:
+        return self.walk if self.walk and not self.small_for(m) else None
 
     def for_rows(self, m: int, n: int) -> TileLaunch:
         """The tile of m rows of n elements: the few rows' where it applies, and where split
@@ -301,6 +318,7 @@ class BackwardPlan:
             small.dw_block_n if small else 0, small.max_m if small else -1,
             small.segment_block_n if small else 0, small.programs if small else 0,
             small.max_segments if small else 0,
+            self.walk.launch.id if self.walk else -1, self.walk.programs if self.walk else 0,
         )  # fmt: skip
 
 
@@ -351,8 +369,9 @@ def backward_plan(
         dot_programs = _programs(device, _config.DOT_PROGRAMS_PER_SM)
         small = _segmented_backward(bucket, has_weight, compute_dw, device)
         plan = functools.partial(
-            plan, split_row=True, dot_programs=dot_programs, row_dot=row_dot, small=small
-        )
+            plan, split_row=True, dot_programs=dot_programs, row_dot=row_dot, small=small,
+            walk=_walk_backward(has_weight, compute_dw, device),
+        )  # fmt: skip
         if _config.SPLIT_FEW_MAX_M <= 0:
             return plan()
         few = RowConfig.from_heuristic(_config.SPLIT_FEW_BLOCK_N, _config.SPLIT_FEW_BLOCK_N)
@@ -405,6 +424,18 @@ def _segmented_backward(bucket: int, has_weight: bool, compute_dw: bool, device)
         launch, 1, dw_block_n if compute_dw else 0, _config.SEGMENT_MAX_M, block_n,
         _programs(device, _config.SEGMENT_PROGRAMS_PER_SM), _config.SEGMENT_MAX_SEGMENTS,
     )  # fmt: skip
+
+
+def _walk_backward(has_weight: bool, compute_dw: bool, device) -> WalkBackward | None:
+    """The persistent row walk for split rows (None where WALK_BACKWARD is off)."""
+    if not _config.WALK_BACKWARD:
+        return None
+    block_n = _config.WALK_BLOCK_N
+    config = RowConfig.from_heuristic(block_n, block_n)  # for its warps: one chunk of a row
+    constexprs = (("HAS_WEIGHT", has_weight), ("COMPUTE_DW", compute_dw), ("BLOCK_N", block_n))
+    launch = _launch(_rms_norm_bwd_walk_kernel, constexprs, config.num_warps,
+                     ("HAS_DRES", None, "HAS_DX_COPY"))  # fmt: skip
+    return WalkBackward(launch, _programs(device, _config.WALK_PROGRAMS_PER_SM))
 
 
 def _small_launch(config: RowConfig, has_weight, compute_dw, segmented, dw_block_m, dw_block_n):

@@ -264,6 +264,19 @@ def _backward(dy, x, weight, rstd, d_residual_out=None, compute_dw=True, dx_copy
         with _on_device(x):
             small.launch((programs,), args, align, flags)
         return dx, dw, dx2
+    walk = plan.walk_for(m)
+    if walk is not None:  # one row at a time per program; the partials' sum where dweight
+        programs = walk.grid(m)
+        partial = torch.empty((programs, n), dtype=torch.float32, device=x.device)
+        flags = (_plan.HAS_DRES if has_dres else 0) | (_plan.HAS_DX_COPY if dx_copy else 0)
+        args = (dy, sdy, x, sx, weight, rstd, d_residual_out, sdres, dx, n, dx2,
+                partial if compute_dw else None, m, n)  # fmt: skip
+        with _on_device(x):
+            walk.launch((programs,), args, align, flags)
+            if compute_dw:
+                reduce_grid = (cdiv(n, plan.reduce_block_n),)
+                plan.reduce(reduce_grid, (partial, dw, programs, n), row_alignment(n))
+        return dx, dw, dx2
     grid = plan.grid(tile, m, n)
     reduce_dw = compute_dw and grid[0] > 1  # several row groups: partials, then their sum
     partial = torch.empty((grid[0], n), dtype=torch.float32, device=x.device) if reduce_dw else None

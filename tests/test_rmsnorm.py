@@ -339,6 +339,7 @@ def test_backward_on_both_sides_of_the_small_threshold(op, n, dtype, w_dtype):
 BACKWARD_KERNELS = (
     _kernels._rms_norm_bwd_kernel,
     _kernels._rms_norm_bwd_small_kernel,
+    _kernels._rms_norm_bwd_walk_kernel,
     _kernels._row_dot_kernel,
     _kernels._sum_partials_kernel,
 )
@@ -373,10 +374,34 @@ def test_backward_of_few_split_rows_is_one_segmented_launch(monkeypatch, op, n, 
             backward = [t for t in taken if t.kernel in BACKWARD_KERNELS]
             if m <= small.max_m:
                 assert set(backward) == {small.launch}, m
-            else:
-                assert small.launch not in backward and plan.row_dot in backward, m
+            else:  # the row walk, and the partials' sum where there is a weight
+                expected = {plan.walk.launch} | ({plan.reduce} if w_dtype else set())
+                assert set(backward) == expected, m
         if DEVICE == "cpu":  # 8 programs: 4 or 5 segments for one row, 1 for 9 rows
             assert max(seen) > 2 and 1 in seen
+    finally:
+        monkeypatch.undo()
+        ops.clear_caches()
+
+
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("n, dtype, w_dtype", [(20000, BF16, F32), (9000, F32, None)])
+def test_the_row_walk_backward_with_more_rows_than_programs(monkeypatch, op, n, dtype, w_dtype):
+    """Past SEGMENT_MAX_M split rows, programs walk the rows one at a time (rows p, p + P,
+    ...), each adding its dweight share to its own partial row: with more rows than programs
+    a program adds to its partial, with fewer some programs are idle. All are right."""
+    monkeypatch.setattr(_config, "SEGMENT_MAX_M", 1)
+    if DEVICE == "cpu":
+        monkeypatch.setattr(_config, "INTERPRETER_PROGRAMS", 3)
+    ops.clear_caches()
+    try:
+        plan = _plan.backward_plan(_plan.bucket_of(n), dtype, w_dtype, True, device_key())
+        programs = plan.walk.programs
+        for m in (2, programs + 2) if DEVICE == "cpu" else (2, programs + 2, 3 * programs):
+            assert plan.walk_for(m) is plan.walk and plan.walk.grid(m) == min(m, programs)
+            case = Case((m,), n, dtype, w_dtype)
+            taken = launches_in(lambda case=case: check_backward_direct(case, op))
+            assert plan.walk.launch in taken and plan.row_dot not in taken, m
     finally:
         monkeypatch.undo()
         ops.clear_caches()
@@ -400,6 +425,7 @@ def test_split_row_backward_with_several_row_groups(monkeypatch, few_max_m):
     Up to SPLIT_FEW_MAX_M rows, the column blocks are the narrower SPLIT_FEW_BLOCK_N."""
     monkeypatch.setattr(_config, "SPLIT_FEW_MAX_M", few_max_m)
     monkeypatch.setattr(_config, "SEGMENT_MAX_M", 0)  # 21 rows: else the one-launch backward
+    monkeypatch.setattr(_config, "WALK_BACKWARD", False)  # and past it the row walk
     if DEVICE == "cpu":  # 3 groups of 4 row blocks; 4 groups of 10 narrow column blocks
         monkeypatch.setattr(_config, "INTERPRETER_PROGRAMS", 48 if few_max_m else 16)
     ops.clear_caches()
@@ -427,6 +453,7 @@ def test_rows_past_the_one_block_backwards_width_take_the_split_backward(monkeyp
     right."""
     monkeypatch.setattr(_config, "SPLIT_BACKWARD_ABOVE_N", 1024)
     monkeypatch.setattr(_config, "SEGMENT_MAX_M", 0)  # 5 rows: else the one-launch backward
+    monkeypatch.setattr(_config, "WALK_BACKWARD", False)  # and past it the row walk
     ops.clear_caches()
     try:
         for n, split in ((1024, False), (1100, True), (2048, True)):

@@ -592,7 +592,7 @@ std::tuple<Tensor, Tensor, Tensor> backward(const Tensor& dy_in, const Tensor& x
   // (main id, block_m, block_n, few id, few block_m, few block_n, few_max_m, split_row,
   //  max_programs, dot_programs, row_dot id, reduce id, reduce block_n,
   //  small id, small block_m, small dw_block_n, small max_m, small segment_block_n,
-  //  small programs, small max_segments)
+  //  small programs, small max_segments, walk id, walk programs)
   std::optional<Tensor> dres;
   if (dres_in) dres = rows_of(*dres_in);
   int64_t sdy = dy.stride(0), sx = x.stride(0), sdres = dres ? dres->stride(0) : 0;
@@ -616,6 +616,25 @@ std::tuple<Tensor, Tensor, Tensor> backward(const Tensor& dy_in, const Tensor& x
     int flags = (dres ? kHasDres : 0) | (dx_copy ? kHasDxCopy : 0);
     launch(static_cast<int>(plan[13]), {row_programs + columns, 1}, args.data(), 17, align, flags,
            x);
+    return {dx, dw, dx2};
+  }
+  if (plan[20] >= 0) {
+    // split rows past the small backward's: programs walk the rows, one row at a time, each
+    // adding its dweight share to its own row of partials, then their sum (_plan.WalkBackward)
+    int64_t programs = std::min(m, plan[21]);
+    Tensor partial =
+        compute_dw ? at::empty({programs, n}, x.options().dtype(at::kFloat)) : Tensor();
+    Args args = {tensor_arg(dy), int_arg(sdy), tensor_arg(x), int_arg(sx), optional_arg(w),
+                 tensor_arg(r), optional_arg(dres ? &*dres : nullptr), int_arg(sdres),
+                 tensor_arg(dx), int_arg(n), optional_arg(dx_copy ? &dx2 : nullptr),
+                 optional_arg(compute_dw ? &partial : nullptr), int_arg(m), int_arg(n)};
+    int flags = (dres ? kHasDres : 0) | (dx_copy ? kHasDxCopy : 0);
+    launch(static_cast<int>(plan[20]), {programs, 1}, args.data(), 14, align, flags, x);
+    if (compute_dw) {
+      Args reduce_args = {tensor_arg(partial), tensor_arg(dw), int_arg(programs), int_arg(n)};
+      launch(static_cast<int>(plan[11]), {cdiv(n, plan[12]), 1}, reduce_args.data(), 4,
+             row_alignment(n, {}), 0, x);
+    }
     return {dx, dw, dx2};
   }
   // the few rows' tile, where split rows' column blocks of its width fit a grid (_plan.for_rows)
