@@ -27,8 +27,6 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 DECLARED = ROOT / "benchmarks" / "method.json"
-SKIPPED = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT,
-           tokenize.ENCODING, tokenize.ENDMARKER}  # fmt: skip
 
 
 def files(root: Path = ROOT) -> list[Path]:
@@ -38,42 +36,20 @@ def files(root: Path = ROOT) -> list[Path]:
     return sorted(p for p in found if p.is_file())
 
 
-# Python 3.12 splits an f-string into tokens of its own (PEP 701) where 3.11 gives one STRING
-FSTRING_START = getattr(tokenize, "FSTRING_START", None)
-FSTRING_END = getattr(tokenize, "FSTRING_END", None)
-
-
-def tokens(text: str) -> list:
-    """What of a file's text the fingerprint reads: its tokens less comments and layout (the
-    raw text where it does not tokenize). An f-string is one STRING token of its source text
-    on every Python, so that one instrument has one fingerprint whichever Python reads it."""
+def tokens(text: str) -> str:
+    """What of a file's text the fingerprint reads: the text less its comments and every
+    whitespace character (the raw text where it does not tokenize). Not the tokens
+    themselves: Python 3.12 splits an f-string into tokens of its own (PEP 701) where 3.11
+    gives one, so that one instrument had two fingerprints; comments are found alike."""
     try:
-        readline = io.StringIO(text).readline
-        found = list(tokenize.generate_tokens(readline))
+        found = list(tokenize.generate_tokens(io.StringIO(text).readline))
     except (tokenize.TokenError, SyntaxError):
-        return [text]
+        return text
     lines = text.splitlines(keepends=True)
-    out, depth, start = [], 0, None
-    for t in found:
-        if FSTRING_START is not None and t.type == FSTRING_START:
-            depth += 1
-            start = start or t.start
-        elif depth and t.type == FSTRING_END:
-            depth -= 1
-            if not depth:
-                out.append((tokenize.STRING, source(lines, start, t.end)))
-                start = None
-        elif not depth and t.type not in SKIPPED:
-            out.append((t.type, t.string))
-    return out
-
-
-def source(lines: list[str], start: tuple[int, int], end: tuple[int, int]) -> str:
-    """The text between two tokenize positions ((row from 1, column))."""
-    (r0, c0), (r1, c1) = start, end
-    if r0 == r1:
-        return lines[r0 - 1][c0:c1]
-    return lines[r0 - 1][c0:] + "".join(lines[r0 : r1 - 1]) + lines[r1 - 1][:c1]
+    for t in reversed([t for t in found if t.type == tokenize.COMMENT]):
+        (row, col), (_, end) = t.start, t.end
+        lines[row - 1] = lines[row - 1][:col] + lines[row - 1][end:]
+    return "".join("".join(lines).split())
 
 
 def fingerprint(root: Path = ROOT) -> str:
