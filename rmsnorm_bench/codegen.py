@@ -141,12 +141,13 @@ def variants():
         name = f"split backward, {split.block_m}x{split.block_n} blocks"
         options = split.launch.options(16, flags)
         yield name, bwd_kernel, options, ("DW",), multi_row_tile(split)
-    # few split rows in one launch (segmented), and the row walk past them
-    small = _plan.backward_plan(0, bf16, torch.float32, True, cpu).small
+    # few split rows in one launch (segmented), and the row walk (off by default) past them
+    small = _plan.backward_plan(16384, bf16, torch.float32, True, cpu).small
+    walk = _plan._walk_launch(True, True)
     for align in (16, 8):
         options = small.launch.options(align, _plan.HAS_DRES | _plan.HAS_DX_COPY)
         yield f"segmented backward, ALIGN={align}", "_rms_norm_bwd_small_kernel", options, (), None
-        options = plan.walk.launch.options(align, _plan.HAS_DRES | _plan.HAS_DX_COPY)
+        options = walk.options(align, _plan.HAS_DRES | _plan.HAS_DX_COPY)
         yield f"row walk backward, ALIGN={align}", "_rms_norm_bwd_walk_kernel", options, (), None
     for align in (16, 8):
         name = f"row-dot pass, ALIGN={align}"

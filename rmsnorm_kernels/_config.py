@@ -91,25 +91,32 @@ SMALL_MAX_ELEMENTS = 524288
 SMALL_DW_ROW_SHARE = 64
 SMALL_DW_MIN_BLOCK_N = 16
 SMALL_DW_BLOCK_N = 64
-# the backward of up to SEGMENT_MAX_M rows past one block is that one launch too, segmented:
-# each row program sums g * x over its whole row (the split backward's row-dot pass, three
-# launches in all, 1.1-1.3x behind torch.compile's two at 16-256 rows of 12,288-16,384 on an
-# H200), then writes dx of one segment of SEGMENT_BLOCK_N-column chunks; up to
-# SEGMENT_MAX_SEGMENTS segments a row, about SEGMENT_PROGRAMS_PER_SM row programs per SM.
-# Rows of a block of at least SEGMENT_MIN_BUCKET columns take it (16,384: split rows only)
+# the backward of up to SEGMENT_MAX_M rows past one block of up to 16,384 columns is that one
+# launch too, segmented: each row program sums g * x over its whole row, then writes dx of one
+# segment of SEGMENT_BLOCK_N-column chunks; up to SEGMENT_MAX_SEGMENTS segments a row, about
+# SEGMENT_PROGRAMS_PER_SM row programs per SM. The split backward's three launches were
+# 1.1-1.3x behind torch.compile's two at 16-256 rows; on an H100 (8cc854b's sweep) 16x12288
+# bf16 6.3 -> 3.7 us (torch.compile 5.0), 64x16384 8.5 -> 5.6 (7.5), 256x12288 14.4 -> 8.7
+# (12.4); chunks of 4,096 beat 2,048 by 0.1-1.4 us and 1,024 lost; 4 or 16 segments tied
 SEGMENT_MAX_M = 256
-SEGMENT_MIN_BUCKET = 16384
-SEGMENT_BLOCK_N = 2048
+SEGMENT_BLOCK_N = 4096
 SEGMENT_MAX_SEGMENTS = 8
 SEGMENT_PROGRAMS_PER_SM = 1
-# past SEGMENT_MAX_M split rows the backward walks rows (WALK_BACKWARD): a persistent grid of
-# WALK_PROGRAMS_PER_SM programs per SM, each holding one row at a time, summing g * x over it
-# in WALK_BLOCK_N-column chunks, then writing dx from the chunks read again (in L2 by then)
-# and adding its dweight share to its own fp32 row of partials. The split backward reads
-# each row twice from memory: 4096x14336 bf16 160.8 us on an H200, Liger-Kernel 128.7
-WALK_BACKWARD = True
+# rows of a block of at least SEGMENT_MIN_BUCKET columns take it where they fit one block:
+# 8,192 won at 16 and 64 rows (16x8192 4.5 -> 3.4 us) but lost at one row (2.5 -> 3.3), so
+# not yet (the one-row form is the small kernel's)
+SEGMENT_MIN_BUCKET = 16384
+# rows past one block (over 16,384 columns) keep the split backward: with chunks of 2,048
+# 64x32768 took 13.1 us segmented against 11.7 split, 4x20000 6.2 against 6.0
+SEGMENT_LONG_ROWS = False
+# the row walk for split rows past SEGMENT_MAX_M (`_rms_norm_bwd_walk_kernel`): programs each
+# hold one row at a time, the row's sum, then dx from its chunks read again, dweight added to
+# the program's own row of partials. Off: 1.2-1.6x slower than the split backward at every
+# shape measured on an H100 (4096x14336 bf16 281 against 202 us; Liger-Kernel 153), one row
+# in flight per program being too little; any programs per SM (1-4) or chunk (2,048-4,096)
+WALK_BACKWARD = False
 WALK_BLOCK_N = 4096
-WALK_PROGRAMS_PER_SM = 2
+WALK_PROGRAMS_PER_SM = 1
 # the interpreter runs programs one after another: a few are enough to exercise the grids
 INTERPRETER_PROGRAMS = 4
 

@@ -410,10 +410,12 @@ def _small_backward(bucket: int, has_weight: bool, compute_dw: bool) -> SmallBac
 
 
 def _segmented_backward(bucket: int, has_weight: bool, compute_dw: bool, device):
-    """The one-launch backward of few rows of ``bucket`` columns, each walked in chunks: rows
-    past one block (bucket 0 or -1), or one block of at least SEGMENT_MIN_BUCKET columns
-    (None otherwise, and where SEGMENT_MAX_M is 0)."""
+    """The one-launch backward of few rows of ``bucket`` columns, each walked in chunks: one
+    block of at least SEGMENT_MIN_BUCKET columns, or with SEGMENT_LONG_ROWS rows past one
+    block (bucket 0 or -1); None otherwise, and where SEGMENT_MAX_M is 0."""
     if _config.SEGMENT_MAX_M <= 0 or 0 < bucket < _config.SEGMENT_MIN_BUCKET:
+        return None
+    if bucket <= 0 and not _config.SEGMENT_LONG_ROWS:
         return None
     block_n = _config.SEGMENT_BLOCK_N
     config = RowConfig.from_heuristic(block_n, block_n)  # one row of one chunk
@@ -430,12 +432,16 @@ def _walk_backward(has_weight: bool, compute_dw: bool, device) -> WalkBackward |
     """The persistent row walk for split rows (None where WALK_BACKWARD is off)."""
     if not _config.WALK_BACKWARD:
         return None
+    launch = _walk_launch(has_weight, compute_dw)
+    return WalkBackward(launch, _programs(device, _config.WALK_PROGRAMS_PER_SM))
+
+
+def _walk_launch(has_weight: bool, compute_dw: bool) -> KernelLaunch:
     block_n = _config.WALK_BLOCK_N
     config = RowConfig.from_heuristic(block_n, block_n)  # for its warps: one chunk of a row
     constexprs = (("HAS_WEIGHT", has_weight), ("COMPUTE_DW", compute_dw), ("BLOCK_N", block_n))
-    launch = _launch(_rms_norm_bwd_walk_kernel, constexprs, config.num_warps,
-                     ("HAS_DRES", None, "HAS_DX_COPY"))  # fmt: skip
-    return WalkBackward(launch, _programs(device, _config.WALK_PROGRAMS_PER_SM))
+    return _launch(_rms_norm_bwd_walk_kernel, constexprs, config.num_warps,
+                   ("HAS_DRES", None, "HAS_DX_COPY"))  # fmt: skip
 
 
 def _small_launch(config: RowConfig, has_weight, compute_dw, segmented, dw_block_m, dw_block_n):

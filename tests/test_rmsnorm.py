@@ -347,7 +347,7 @@ BACKWARD_KERNELS = (
 
 @pytest.mark.parametrize("op", OPS)
 @pytest.mark.parametrize(
-    "n, dtype, w_dtype", [(20000, BF16, BF16), (16384, F32, F32), (9000, F16, None)]
+    "n, dtype, w_dtype", [(12000, BF16, BF16), (16384, F32, F32), (9000, F16, None)]
 )
 def test_backward_of_few_split_rows_is_one_segmented_launch(monkeypatch, op, n, dtype, w_dtype):
     """Up to SEGMENT_MAX_M rows past one block the backward is one launch: each row over
@@ -374,11 +374,19 @@ def test_backward_of_few_split_rows_is_one_segmented_launch(monkeypatch, op, n, 
             backward = [t for t in taken if t.kernel in BACKWARD_KERNELS]
             if m <= small.max_m:
                 assert set(backward) == {small.launch}, m
-            else:  # the row walk, and the partials' sum where there is a weight
-                expected = {plan.walk.launch} | ({plan.reduce} if w_dtype else set())
-                assert set(backward) == expected, m
-        if DEVICE == "cpu":  # 8 programs: 4 or 5 segments for one row, 1 for 9 rows
+            else:
+                assert small.launch not in backward and plan.row_dot in backward, m
+        if DEVICE == "cpu":  # 8 programs: 3 segments for one row, 1 for 9 rows
             assert max(seen) > 2 and 1 in seen
+        # rows past one block keep the split backward, unless SEGMENT_LONG_ROWS
+        assert _plan.backward_plan(0, dtype, w_dtype, True, device_key()).small is None
+        monkeypatch.setattr(_config, "SEGMENT_LONG_ROWS", True)
+        ops.clear_caches()
+        long_rows = _plan.backward_plan(0, dtype, w_dtype, True, device_key()).small
+        assert long_rows is not None and long_rows.segment_block_n
+        case = Case((3,), 20000, dtype, w_dtype)
+        taken = launches_in(lambda: check_backward_direct(case, op))
+        assert {t for t in taken if t.kernel in BACKWARD_KERNELS} == {long_rows.launch}
     finally:
         monkeypatch.undo()
         ops.clear_caches()
@@ -391,6 +399,7 @@ def test_the_row_walk_backward_with_more_rows_than_programs(monkeypatch, op, n, 
     ...), each adding its dweight share to its own partial row: with more rows than programs
     a program adds to its partial, with fewer some programs are idle. All are right."""
     monkeypatch.setattr(_config, "SEGMENT_MAX_M", 1)
+    monkeypatch.setattr(_config, "WALK_BACKWARD", True)  # off by default: it measured slower
     if DEVICE == "cpu":
         monkeypatch.setattr(_config, "INTERPRETER_PROGRAMS", 3)
     ops.clear_caches()
@@ -616,16 +625,19 @@ def test_a_variant_is_compiled_once_per_specialisation(monkeypatch):
         assert_close(x.grad, xr.grad, BF16, f"{label}: dx")
         assert_close(wl.grad, wr.grad, BF16, "dweight")
 
-    for m in (64, 200, 100):  # several row groups: partials, then their sum
+    # past the one-launch backward of few rows: several row groups, partials, then their sum
+    small = _plan.backward_plan(4096, BF16, BF16, True, torch.device(DEVICE)).small
+    first = small.max_m + 1 if small else 64
+    for m in (first, first + 136, first + 36):
         check(torch.randn(m, 4096, generator=g).to(BF16).to(DEVICE), f"M={m}")
     assert sorted(compiled) == sorted(
         ["_rms_norm_fwd_kernel", "_rms_norm_bwd_kernel", "_sum_partials_kernel"]
     )
-    flat = torch.randn(64 * 4096 + 8, generator=g).to(BF16).to(DEVICE)
-    check(flat[8:].view(64, 4096), "16 bytes in")  # aligned: the same variants
+    flat = torch.randn(first * 4096 + 8, generator=g).to(BF16).to(DEVICE)
+    check(flat[8:].view(first, 4096), "16 bytes in")  # aligned: the same variants
     assert len(compiled) == 3
     for _ in range(2):  # 2 bytes in: other variants, compiled once
-        check(flat[1 : 1 + 64 * 4096].view(64, 4096), "2 bytes in")
+        check(flat[1 : 1 + first * 4096].view(first, 4096), "2 bytes in")
     assert len(compiled) == 5  # the forward and the backward (dweight's sum reads fresh memory)
     ops.clear_caches()
 
