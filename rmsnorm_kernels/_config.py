@@ -95,9 +95,10 @@ SMALL_DW_BLOCK_N = 64
 # launch too, segmented: each row program sums g * x over its whole row, then writes dx of one
 # segment of SEGMENT_BLOCK_N-column chunks; up to SEGMENT_MAX_SEGMENTS segments a row, about
 # SEGMENT_PROGRAMS_PER_SM row programs per SM. The split backward's three launches were
-# 1.1-1.3x behind torch.compile's two at 16-256 rows; on an H100 (8cc854b's sweep) 16x12288
-# bf16 6.3 -> 3.7 us (torch.compile 5.0), 64x16384 8.5 -> 5.6 (7.5), 256x12288 14.4 -> 8.7
-# (12.4); chunks of 4,096 beat 2,048 by 0.1-1.4 us and 1,024 lost; 4 or 16 segments tied
+# 1.1-1.3x behind torch.compile's two at 16-256 rows; on an H100 (docs/h100-62a4bf1)
+# 16x12288 bf16 6.3 -> 3.7 us (torch.compile 5.0), 64x16384 8.5 -> 5.6 (7.5), 256x12288
+# 14.4 -> 8.7 (12.4); chunks of 4,096 beat 2,048 by 0.1-1.4 us, 1,024 lost; 4 or 16
+# segments tied
 SEGMENT_MAX_M = 256
 SEGMENT_BLOCK_N = 4096
 SEGMENT_MAX_SEGMENTS = 8
