@@ -191,3 +191,16 @@ def test_a_run_of_an_undeclared_instrument_is_refused(setting, monkeypatch, caps
     err = capsys.readouterr().err
     assert refused.value.code == 2 and "0123456789ab" in err and "method.json" in err
     assert ran == [] and not (conf.parent / "results").exists()
+
+
+def test_the_fingerprint_reads_the_same_text_on_every_python():
+    """What the fingerprint reads of a file is its text less comments and whitespace, not
+    the tokens: Python 3.12 splits an f-string into tokens of its own (PEP 701), and an H100's
+    3.12 gave another fingerprint than 3.11 for one instrument. A '#' inside a string stays;
+    a change of code (here inside an f-string's expression) does not."""
+    from rmsnorm_bench.instrument import fingerprint as fp
+
+    text = 'x = f"{a!r:>{w}} # kept"  # dropped\n\nif x:\n    y = (1 +\n         2)\n'
+    assert fp.tokens(text) == 'x=f"{a!r:>{w}}#kept"ifx:y=(1+2)'
+    assert fp.tokens(text.replace("{a!r", "{b!r")) != fp.tokens(text)
+    assert fp.tokens("x = (\n") == "x = (\n"  # it does not tokenize: the raw text
