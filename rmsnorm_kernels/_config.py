@@ -43,6 +43,14 @@ SPLIT_BLOCK_N = 8192
 # where they fit one block: the one-block backward of 16,384 columns spills registers, 4-12x
 # slower there at every row count on an H200
 SPLIT_BACKWARD_ABOVE_N = 8192
+# one-block backwards of rows longer than LONG_ROW_N (taken where SPLIT_BACKWARD_ABOVE_N lets
+# them) hold the row and the dweight sum in registers: fewer elements per warp, no prefetch
+# and the weight loaded per row block are the ways to fit them without spilling; the
+# defaults are the short rows' until a sweep on the GPU (docs/perf-notes.md) chooses
+LONG_ROW_N = 8192
+LONG_ROW_BACKWARD_ELEMENTS_PER_WARP = 512
+LONG_ROW_BACKWARD_PREFETCH = True
+LONG_ROW_BACKWARD_WEIGHT_PER_BLOCK = False
 # where rows are few (up to SPLIT_FEW_MAX_M), the split backward's second pass takes column
 # blocks of SPLIT_FEW_BLOCK_N, one row at a time, so that a few rows still spread over many
 # programs (4 rows of 16,384 columns: 32 programs, not 8)

@@ -426,6 +426,7 @@ def _rms_norm_bwd_kernel(
     HAS_DX_COPY: tl.constexpr,  # fused backward whose x and residual are both leaves
     DOT_BLOCK: tl.constexpr,  # a power of two, at least dot_segments (when SPLIT_ROW)
     PREFETCH: tl.constexpr,  # load the next row block before working on this one
+    WEIGHT_PER_BLOCK: tl.constexpr,  # load the weight with each row block, not once: registers
     BLOCK_M: tl.constexpr,
     BLOCK_N: tl.constexpr,
     ALIGN: tl.constexpr,  # N and every row stride are multiples of this (see _aligned)
@@ -439,7 +440,7 @@ def _rms_norm_bwd_kernel(
     cols = tl.program_id(1) * BLOCK_N + tl.arange(0, BLOCK_N)[None, :]
     col_mask = cols < N
     w = 1.0  # unused without a weight
-    if HAS_WEIGHT:
+    if HAS_WEIGHT and not WEIGHT_PER_BLOCK:
         w = tl.load(W + cols, mask=col_mask, other=0.0).to(tl.float32)
     dw_acc = tl.zeros([BLOCK_M, BLOCK_N], dtype=tl.float32)
     step = num_programs * BLOCK_M
@@ -469,9 +470,12 @@ def _rms_norm_bwd_kernel(
                 DY, stride_dy, X, stride_x, RSTD, DRES, stride_dres, DOT, dot_segments,
                 row_start, cols, M, N, HAS_DRES, SPLIT_ROW, BLOCK_M, DOT_BLOCK,
             )  # fmt: skip
+        w_block = w
+        if HAS_WEIGHT and WEIGHT_PER_BLOCK:  # from L1/L2, with this block's rows
+            w_block = tl.load(W + cols, mask=col_mask, other=0.0).to(tl.float32)
         dw_share = _dx_block(
-            x, dy, dres, rstd, dot, w, DX, stride_dx, DX_COPY, row_start, cols, col_mask, M, N,
-            HAS_WEIGHT, HAS_DX_COPY, SPLIT_ROW, BLOCK_M,
+            x, dy, dres, rstd, dot, w_block, DX, stride_dx, DX_COPY, row_start, cols, col_mask,
+            M, N, HAS_WEIGHT, HAS_DX_COPY, SPLIT_ROW, BLOCK_M,
         )  # fmt: skip
         if COMPUTE_DW:
             dw_acc += dw_share

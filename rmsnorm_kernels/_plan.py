@@ -322,13 +322,18 @@ class BackwardPlan:
         )  # fmt: skip
 
 
-def _backward_launch(config: RowConfig, has_weight: bool, compute_dw: bool, split_row: bool):
+def _backward_launch(
+    config: RowConfig, has_weight: bool, compute_dw: bool, split_row: bool, long: bool = False
+):
+    """The main backward's launch; ``long``: a one-block row past _config.LONG_ROW_N."""
+    prefetch = _config.LONG_ROW_BACKWARD_PREFETCH if long else _config.BACKWARD_PREFETCH
     constexprs = (
         ("HAS_WEIGHT", has_weight),
         ("COMPUTE_DW", compute_dw),
         ("SPLIT_ROW", split_row),
         ("DOT_BLOCK", _config.DOT_SEGMENTS),
-        ("PREFETCH", _config.BACKWARD_PREFETCH),
+        ("PREFETCH", prefetch),
+        ("WEIGHT_PER_BLOCK", long and _config.LONG_ROW_BACKWARD_WEIGHT_PER_BLOCK),
         *_tile(config),
     )
     launch = _launch(_rms_norm_bwd_kernel, constexprs, config.num_warps, BACKWARD_FLAGS)
@@ -343,7 +348,9 @@ def backward_plan(
     split_row = bucket <= 0 or bucket > _config.SPLIT_BACKWARD_ABOVE_N  # past one block
     tile = _config.BACKWARD_TILE_BYTES // x_dtype.itemsize
     short = not split_row and bucket <= _config.SHORT_ROW_N and x_dtype.itemsize == 2
+    long = not split_row and bucket > _config.LONG_ROW_N
     per_warp = _config.SHORT_ROW_BACKWARD_ELEMENTS_PER_WARP if short else None
+    per_warp = _config.LONG_ROW_BACKWARD_ELEMENTS_PER_WARP if long else per_warp
     config = RowConfig.from_heuristic(_config.SPLIT_BLOCK_N if split_row else bucket, tile,
                                       per_warp)  # fmt: skip
     max_programs = _programs(device, _config.BACKWARD_PROGRAMS_PER_SM)
@@ -355,7 +362,7 @@ def backward_plan(
     )
     plan = functools.partial(
         BackwardPlan,
-        _backward_launch(config, has_weight, compute_dw, split_row),
+        _backward_launch(config, has_weight, compute_dw, split_row, long),
         max_programs=max_programs,
         reduce=reduce,
         reduce_block_n=reduce_block_n,
@@ -389,7 +396,7 @@ def backward_plan(
     if few == config:  # one row per block at either tile size
         return plan()
     return plan(
-        few=_backward_launch(few, has_weight, compute_dw, False),
+        few=_backward_launch(few, has_weight, compute_dw, False, long),
         few_max_m=_config.FEW_ROWS_BLOCKS_PER_PROGRAM * max_programs * config.block_m,
     )
 

@@ -475,6 +475,47 @@ def test_rows_past_the_one_block_backwards_width_take_the_split_backward(monkeyp
         ops.clear_caches()
 
 
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize(
+    "prefetch, weight_per_block, per_warp",
+    [(True, False, 512), (False, True, 1024), (False, False, 2048)],
+    ids=["prefetch", "weight per block", "wide warps"],
+)
+def test_long_rows_in_one_block_with_the_long_row_constants(
+    monkeypatch, op, prefetch, weight_per_block, per_warp
+):
+    """Rows past LONG_ROW_N that fit one block take the long-row constants of the one-block
+    backward (warps, prefetch, the weight loaded per row block); rows at it do not. With more
+    rows than programs each program walks several row blocks: every gradient is right."""
+    monkeypatch.setattr(_config, "LONG_ROW_N", 512)
+    monkeypatch.setattr(_config, "SMALL_MAX_ELEMENTS", 0)  # else the one-launch backward
+    monkeypatch.setattr(_config, "LONG_ROW_BACKWARD_PREFETCH", prefetch)
+    monkeypatch.setattr(_config, "LONG_ROW_BACKWARD_WEIGHT_PER_BLOCK", weight_per_block)
+    monkeypatch.setattr(_config, "LONG_ROW_BACKWARD_ELEMENTS_PER_WARP", per_warp)
+    if DEVICE == "cpu":
+        monkeypatch.setattr(_config, "INTERPRETER_PROGRAMS", 3)
+    ops.clear_caches()
+    try:
+        for n, long in ((512, False), (1000, True)):
+            plan = _plan.backward_plan(_plan.bucket_of(n), BF16, F32, True, device_key())
+            launch, tile = plan.main.launch, plan.main.block_m * plan.main.block_n
+            assert not plan.split_row, n
+            if long:
+                assert launch.num_warps == min(16, max(1, tile // per_warp)), n
+            constexprs = dict(launch.constexprs)
+            assert constexprs["WEIGHT_PER_BLOCK"] is (long and weight_per_block), n
+            assert constexprs["PREFETCH"] is (prefetch if long else _config.BACKWARD_PREFETCH)
+            for w_dtype in (F32, None):
+                case = Case((11,), n, BF16, w_dtype)  # 11 row blocks over 3 programs on a CPU
+                taken = launches_in(lambda case=case: check_backward_direct(case, op))
+                kernels = {t.kernel for t in taken if t.kernel in BACKWARD_KERNELS}
+                kernels.discard(_kernels._sum_partials_kernel)  # several row groups' dweight
+                assert kernels == {_kernels._rms_norm_bwd_kernel}, n
+    finally:
+        monkeypatch.undo()
+        ops.clear_caches()
+
+
 # ---------------------------------------------------------------------------------------------
 # Autograd: the public functions, every gradient
 # ---------------------------------------------------------------------------------------------
