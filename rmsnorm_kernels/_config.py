@@ -46,8 +46,10 @@ SPLIT_BACKWARD_ABOVE_N = 8192
 # one-block backwards of rows longer than LONG_ROW_N (taken where SPLIT_BACKWARD_ABOVE_N lets
 # them) hold the row and the dweight sum in registers: fewer elements per warp, no prefetch
 # and the weight loaded per row block are the ways to fit them without spilling; the
-# defaults are the short rows' until a sweep on the GPU (docs/perf-notes.md) chooses
+# defaults are the short rows' until a sweep on the GPU (docs/perf-notes.md) chooses; up
+# to 32 warps there (1,024 threads: 16 elements of a row each)
 LONG_ROW_N = 8192
+LONG_ROW_MAX_WARPS = 32
 LONG_ROW_BACKWARD_ELEMENTS_PER_WARP = 512
 LONG_ROW_BACKWARD_PREFETCH = True
 LONG_ROW_BACKWARD_WEIGHT_PER_BLOCK = False
@@ -141,7 +143,9 @@ class RowConfig:
     chunk_stages: int = 1
 
     @classmethod
-    def from_heuristic(cls, n: int, min_tile: int | None = None, per_warp: int | None = None):
+    def from_heuristic(
+        cls, n: int, min_tile: int | None = None, per_warp: int | None = None, max_warps: int = 16
+    ):
         """The config for rows of n elements (the module's constants fill the defaults)."""
         min_tile = min_tile or MIN_TILE_ELEMENTS
         per_warp = per_warp or ELEMENTS_PER_WARP
@@ -153,7 +157,7 @@ class RowConfig:
         block_n = next_power_of_2(n)
         block_m = max(1, min_tile // block_n)
         tile = block_m * block_n
-        num_warps = min(16, max(1, tile // per_warp))
+        num_warps = min(max_warps, max(1, tile // per_warp))
         return cls(single_block=True, block_m=block_m, block_n=block_n, num_warps=num_warps)
 
 

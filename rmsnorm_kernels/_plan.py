@@ -351,8 +351,9 @@ def backward_plan(
     long = not split_row and bucket > _config.LONG_ROW_N
     per_warp = _config.SHORT_ROW_BACKWARD_ELEMENTS_PER_WARP if short else None
     per_warp = _config.LONG_ROW_BACKWARD_ELEMENTS_PER_WARP if long else per_warp
+    max_warps = _config.LONG_ROW_MAX_WARPS if long else 16
     config = RowConfig.from_heuristic(_config.SPLIT_BLOCK_N if split_row else bucket, tile,
-                                      per_warp)  # fmt: skip
+                                      per_warp, max_warps)  # fmt: skip
     max_programs = _programs(device, _config.BACKWARD_PROGRAMS_PER_SM)
     has_weight = w_dtype is not None
     compute_dw = compute_dw and has_weight

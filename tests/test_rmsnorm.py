@@ -478,7 +478,7 @@ def test_rows_past_the_one_block_backwards_width_take_the_split_backward(monkeyp
 @pytest.mark.parametrize("op", OPS)
 @pytest.mark.parametrize(
     "prefetch, weight_per_block, per_warp",
-    [(True, False, 512), (False, True, 1024), (False, False, 2048)],
+    [(True, False, 32), (False, True, 1024), (False, False, 2048)],
     ids=["prefetch", "weight per block", "wide warps"],
 )
 def test_long_rows_in_one_block_with_the_long_row_constants(
@@ -501,7 +501,8 @@ def test_long_rows_in_one_block_with_the_long_row_constants(
             launch, tile = plan.main.launch, plan.main.block_m * plan.main.block_n
             assert not plan.split_row, n
             if long:
-                assert launch.num_warps == min(16, max(1, tile // per_warp)), n
+                warps = min(_config.LONG_ROW_MAX_WARPS, max(1, tile // per_warp))
+                assert launch.num_warps == warps, n
             constexprs = dict(launch.constexprs)
             assert constexprs["WEIGHT_PER_BLOCK"] is (long and weight_per_block), n
             assert constexprs["PREFETCH"] is (prefetch if long else _config.BACKWARD_PREFETCH)
