@@ -10,7 +10,11 @@ split forward of few of them too):
   (3000, ALIGN 8) and the split backward's row-dot pass each lost this once, at half the
   bandwidth or less on an H200, because an integer's alignment was hidden from the compiler;
 - no [BLOCK_M, BLOCK_N] tile changes layout in the backward (checked where BLOCK_M > 1): a
-  small 2-D load once set the layout of the whole dx computation, 20x slower.
+  small 2-D load once set the layout of the whole dx computation, 20x slower;
+- no variant spills more than SPILL_LIMIT bytes of registers per thread (ptxas -v, Triton's
+  own ptxas): the one-block backward of 16,384 columns once spilled about 2 KB and was 4-12x
+  slower than the split backward on an H200. Where no ptxas can be run this check is named
+  as not made, never passed.
 --show prints what each variant compiled to. Exits 1 naming every failed check, 3 when this
 Triton has no CUDA backend to compile with (e.g. a ROCm build).
 """
@@ -41,6 +45,9 @@ ROWS = {  # the pointer arguments of each kernel that hold rows, and the other p
     "_row_sum_sq_kernel": (("X", "R", "S"), {"SQ": "fp32"}),
     "_rms_norm_fwd_split_kernel": (("X", "Y"), {"W": "bf16", "RSTD": "fp32", "SQ": "fp32"}),
 }
+# bytes of spill stores per thread a variant may have (the defaults' most: 16, in the split
+# backward of 2x4096 blocks; 8 in the one-block backward of 4,096 columns)
+SPILL_LIMIT = 64
 NARROW_ACCESS = re.compile(r"\b(?:ld|st)\.global[.\w:]*\.(?:b16|u16|s16)\b")
 
 
@@ -83,6 +90,34 @@ def compile_variant(kernel_name: str, options: dict, absent=()):
     return triton.compile(src, target=target, options=compile_options)
 
 
+def ptxas_usage(ptx: str) -> tuple[int, int] | None:
+    """(registers, bytes of spill stores) per thread of the PTX's kernel as ptxas -v reports
+    them for the PTX's own target, or None where Triton has no ptxas to run."""
+    import subprocess
+    import tempfile
+
+    from triton import knobs
+
+    try:
+        ptxas = knobs.nvidia.ptxas.path
+    except (AttributeError, RuntimeError):  # an older Triton, or no ptxas found
+        return None
+    target = re.search(r"^\.target\s+(sm_\w+)", ptx, re.MULTILINE)
+    with tempfile.NamedTemporaryFile("w", suffix=".ptx") as f:
+        f.write(ptx)
+        f.flush()
+        arch = target.group(1) if target else "sm_90a"
+        cmd = [ptxas, f"-arch={arch}", "-v", f.name, "-o", os.devnull]
+        out = subprocess.run(cmd, capture_output=True, text=True)
+    if out.returncode:
+        raise RuntimeError(f"ptxas failed: {out.stderr.strip()[-300:]}")
+    registers = re.search(r"Used (\d+) registers", out.stderr)
+    spills = re.search(r"(\d+) bytes spill stores", out.stderr)
+    if not registers or not spills:
+        raise RuntimeError(f"ptxas -v said no register use: {out.stderr.strip()[-300:]}")
+    return int(registers.group(1)), int(spills.group(1))
+
+
 def tile_conversions(ttgir: str, block_m: int, block_n: int) -> list[str]:
     """The layout conversions of a [block_m, block_n] tile in the TTGIR."""
     tile = f"tensor<{block_m}x{block_n}x"
@@ -121,6 +156,11 @@ def variants():
         bwd = _plan.backward_plan(bucket, bf16, bf16, True, cpu).main
         options = bwd.launch.options(align, flags)
         yield f"backward, N={n}", bwd_kernel, options, one_block, multi_row_tile(bwd)
+    for n in (8192, 16384):  # the widest one-block backwards, where the plan takes them
+        bwd = _plan.backward_plan(n, bf16, bf16, True, cpu)
+        if not bwd.split_row:
+            options = bwd.main.launch.options(16, flags)
+            yield f"backward, N={n}", bwd_kernel, options, one_block, multi_row_tile(bwd.main)
     for n in (2048, 4096):  # the backward of few rows (FEW_ROWS_TILE_BYTES)
         few = _plan.backward_plan(n, bf16, bf16, True, cpu).few
         options = few.launch.options(16, flags)
@@ -167,7 +207,7 @@ def check(show: bool) -> int:
     if "nvidia" not in backends:
         print(f"codegen: this Triton has no CUDA backend ({sorted(backends)})", file=sys.stderr)
         return 3
-    failures, compiled_count = [], 0
+    failures, compiled_count, unchecked = [], 0, 0
     for name, kernel, options, absent, tile in variants():
         compiled_count += 1
         compiled = compile_variant(kernel, options, absent)
@@ -175,9 +215,17 @@ def check(show: bool) -> int:
         narrow = NARROW_ACCESS.findall(ptx)
         wide = len(re.findall(r"\b(?:ld|st)\.global[.\w:]*\.v4\.", ptx))
         conversions = tile_conversions(ttgir, *tile) if tile else []
+        usage = ptxas_usage(ptx)
+        unchecked += usage is None
         if show:
+            used = f"{usage[0]} registers, {usage[1]} bytes spilled" if usage else "no ptxas"
             print(f"{name}: {wide} 16-byte accesses, {len(narrow)} 2-byte, "
-                  f"{len(conversions)} tile layout conversions")  # fmt: skip
+                  f"{len(conversions)} tile layout conversions, {used}")  # fmt: skip
+        if usage and usage[1] > SPILL_LIMIT:
+            failures.append(
+                f"{name}: {usage[1]} bytes of registers spilled per thread "
+                f"(over {SPILL_LIMIT}), {options['num_warps']} warps"
+            )
         if narrow or not wide:
             failures.append(f"{name}: {len(narrow)} 2-byte global accesses, {wide} 16-byte ones")
         if conversions:
@@ -186,8 +234,12 @@ def check(show: bool) -> int:
             )
     for failure in failures:
         print(f"codegen: {failure}", file=sys.stderr)
+    if unchecked:
+        print(f"codegen: spills not checked in {unchecked} variants: no ptxas to run",
+              file=sys.stderr)  # fmt: skip
     if not failures:
-        print(f"codegen: ok, {compiled_count} variants compiled for sm_90")
+        spills = "" if unchecked else f", none spills over {SPILL_LIMIT} bytes"
+        print(f"codegen: ok, {compiled_count} variants compiled for sm_90{spills}")
     return 1 if failures else 0
 
 

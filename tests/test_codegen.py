@@ -28,6 +28,28 @@ def test_kernels_compile_to_vector_accesses_without_tile_relayouts():
     assert "variants compiled for sm_90" in out.stdout
 
 
+def test_a_variant_that_spills_registers_is_named():
+    """The one-block backward of 16,384 columns with the next row prefetched (as it was before
+    c02ae07, 4-12x slower) spills about 2 KB a thread: the check fails and names it."""
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    script = (
+        "import sys; from rmsnorm_kernels import _config; from rmsnorm_bench import codegen; "
+        "_config.SPLIT_BACKWARD_ABOVE_N = 16384; _config.LONG_ROW_BACKWARD_PREFETCH = True; "
+        "_config.LONG_ROW_BACKWARD_ELEMENTS_PER_WARP = 1024; sys.exit(codegen.main([]))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script], cwd=ROOT, env=env, capture_output=True, text=True,
+        timeout=600,
+    )  # fmt: skip
+    if out.returncode == 3:
+        pytest.skip(out.stderr.strip())
+    if "spills not checked" in out.stderr:
+        pytest.skip("no ptxas to run here")
+    assert out.returncode == 1, out.stderr + out.stdout
+    assert "backward, N=16384: " in out.stderr and "bytes of registers spilled" in out.stderr
+    assert "backward, N=8192: " not in out.stderr  # the one-block backward that does not spill
+
+
 def test_compiled_path_packs_arguments_as_the_ptx_parameters():
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     root = Path(__file__).resolve().parent.parent
