@@ -47,9 +47,11 @@ SPLIT_BACKWARD_ABOVE_N = 8192
 # them) hold the row and the dweight sum in registers: fewer elements per warp, no prefetch
 # and the weight loaded per row block are the ways to fit them without spilling; the
 # defaults are the short rows' until a sweep on the GPU (docs/perf-notes.md) chooses; up
-# to 32 warps there (1,024 threads: 16 elements of a row each)
+# to 32 warps there (1,024 threads: 16 elements of a row each; on ROCm a warp is a wavefront
+# of 64 threads and a block holds at most 1,024 threads, so 16)
 LONG_ROW_N = 8192
 LONG_ROW_MAX_WARPS = 32
+ROCM_MAX_WARPS = 16
 LONG_ROW_BACKWARD_ELEMENTS_PER_WARP = 512
 LONG_ROW_BACKWARD_PREFETCH = True
 LONG_ROW_BACKWARD_WEIGHT_PER_BLOCK = False

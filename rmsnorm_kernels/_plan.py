@@ -352,6 +352,8 @@ def backward_plan(
     per_warp = _config.SHORT_ROW_BACKWARD_ELEMENTS_PER_WARP if short else None
     per_warp = _config.LONG_ROW_BACKWARD_ELEMENTS_PER_WARP if long else per_warp
     max_warps = _config.LONG_ROW_MAX_WARPS if long else 16
+    if torch.version.hip:
+        max_warps = min(max_warps, _config.ROCM_MAX_WARPS)
     config = RowConfig.from_heuristic(_config.SPLIT_BLOCK_N if split_row else bucket, tile,
                                       per_warp, max_warps)  # fmt: skip
     max_programs = _programs(device, _config.BACKWARD_PROGRAMS_PER_SM)

@@ -502,7 +502,7 @@ def test_long_rows_in_one_block_with_the_long_row_constants(
             assert not plan.split_row, n
             if long:
                 warps = min(_config.LONG_ROW_MAX_WARPS, max(1, tile // per_warp))
-                assert launch.num_warps == warps, n
+                assert launch.num_warps == (min(warps, 16) if torch.version.hip else warps), n
             constexprs = dict(launch.constexprs)
             assert constexprs["WEIGHT_PER_BLOCK"] is (long and weight_per_block), n
             assert constexprs["PREFETCH"] is (prefetch if long else _config.BACKWARD_PREFETCH)
@@ -512,6 +512,22 @@ def test_long_rows_in_one_block_with_the_long_row_constants(
                 kernels = {t.kernel for t in taken if t.kernel in BACKWARD_KERNELS}
                 kernels.discard(_kernels._sum_partials_kernel)  # several row groups' dweight
                 assert kernels == {_kernels._rms_norm_bwd_kernel}, n
+    finally:
+        monkeypatch.undo()
+        ops.clear_caches()
+
+
+def test_long_rows_take_at_most_16_warps_on_rocm(monkeypatch):
+    """A ROCm block holds at most 1,024 threads, 16 wavefronts of 64: past LONG_ROW_N, where
+    up to LONG_ROW_MAX_WARPS = 32 is allowed, ROCm's builds stop at 16."""
+    monkeypatch.setattr(_config, "LONG_ROW_N", 512)
+    monkeypatch.setattr(_config, "LONG_ROW_BACKWARD_ELEMENTS_PER_WARP", 32)
+    try:
+        for hip, warps in ((None, 32), ("6.4.0", 16)):
+            monkeypatch.setattr(torch.version, "hip", hip)
+            ops.clear_caches()
+            plan = _plan.backward_plan(1024, BF16, BF16, True, torch.device("cpu"))
+            assert plan.main.launch.num_warps == warps, hip
     finally:
         monkeypatch.undo()
         ops.clear_caches()
