@@ -92,25 +92,26 @@ def compile_variant(kernel_name: str, options: dict, absent=()):
 
 def ptxas_usage(ptx: str) -> tuple[int, int] | None:
     """(registers, bytes of spill stores) per thread of the PTX's kernel as ptxas -v reports
-    them for the PTX's own target, or None where Triton has no ptxas to run."""
+    them for the PTX's own target, with the ptxas Triton compiles that target with (Triton 3.9
+    takes a newer one for sm_90 than 3.6), or None where Triton has none to run."""
     import subprocess
     import tempfile
 
-    from triton import knobs
-
+    target = re.search(r"^\.target\s+(sm_(\d+)\w*)", ptx, re.MULTILINE)
+    arch, number = (target.group(1), int(target.group(2))) if target else ("sm_90a", 90)
     try:
-        ptxas = knobs.nvidia.ptxas.path
-    except (AttributeError, RuntimeError):  # an older Triton, or no ptxas found
+        from triton.backends.nvidia.compiler import get_ptxas
+
+        ptxas = get_ptxas(number).path
+    except (ImportError, AttributeError, RuntimeError):  # another Triton, or no ptxas found
         return None
-    target = re.search(r"^\.target\s+(sm_\w+)", ptx, re.MULTILINE)
     with tempfile.NamedTemporaryFile("w", suffix=".ptx") as f:
         f.write(ptx)
         f.flush()
-        arch = target.group(1) if target else "sm_90a"
         cmd = [ptxas, f"-arch={arch}", "-v", f.name, "-o", os.devnull]
         out = subprocess.run(cmd, capture_output=True, text=True)
     if out.returncode:
-        raise RuntimeError(f"ptxas failed: {out.stderr.strip()[-300:]}")
+        raise RuntimeError(f"{ptxas} failed: {out.stderr.strip()[-300:]}")
     registers = re.search(r"Used (\d+) registers", out.stderr)
     spills = re.search(r"(\d+) bytes spill stores", out.stderr)
     if not registers or not spills:
