@@ -45,10 +45,12 @@ SPLIT_BLOCK_N = 8192
 SPLIT_BACKWARD_ABOVE_N = 8192
 # one-block backwards of rows longer than LONG_ROW_N (taken where SPLIT_BACKWARD_ABOVE_N lets
 # them) hold the row and the dweight sum in registers: fewer elements per warp, no prefetch
-# and the weight loaded per row block are the ways to fit them without spilling; the
-# defaults are the short rows' until a sweep on the GPU (docs/perf-notes.md) chooses; up
-# to 32 warps there (1,024 threads: 16 elements of a row each; on ROCm a warp is a wavefront
-# of 64 threads and a block holds at most 1,024 threads, so 16)
+# and the weight loaded per row block are the ways to fit them without spilling; the defaults
+# are the other rows' (512 elements a warp, prefetch, the weight held) until a sweep on the
+# GPU (docs/perf-notes.md) chooses, except that up to 32 warps are allowed there (1,024
+# threads, 16 elements of a row each; 16 warps before a3e53d8, so earlier sweeps of
+# SPLIT_BACKWARD_ABOVE_N=16384 ran 16). On ROCm a warp is a wavefront of 64 threads and a
+# block holds at most 1,024 threads, so 16
 LONG_ROW_N = 8192
 LONG_ROW_MAX_WARPS = 32
 ROCM_MAX_WARPS = 16

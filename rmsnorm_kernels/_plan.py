@@ -395,7 +395,8 @@ def backward_plan(
     plan = functools.partial(plan, small=small)
     if short or x_dtype.itemsize != 2:
         return plan()
-    few = RowConfig.from_heuristic(bucket, _config.FEW_ROWS_TILE_BYTES // x_dtype.itemsize)
+    few_tile = _config.FEW_ROWS_TILE_BYTES // x_dtype.itemsize
+    few = RowConfig.from_heuristic(bucket, few_tile, per_warp, max_warps)
     if few == config:  # one row per block at either tile size
         return plan()
     return plan(

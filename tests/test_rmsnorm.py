@@ -485,10 +485,12 @@ def test_long_rows_in_one_block_with_the_long_row_constants(
     monkeypatch, op, prefetch, weight_per_block, per_warp
 ):
     """Rows past LONG_ROW_N that fit one block take the long-row constants of the one-block
-    backward (warps, prefetch, the weight loaded per row block); rows at it do not. With more
-    rows than programs each program walks several row blocks: every gradient is right."""
+    backward (warps, prefetch, the weight loaded per row block), in its few-rows tile too;
+    rows at it do not. Each program walks several row blocks (one row each), so the
+    prefetched block and the weight loaded again are used: every gradient is right."""
     monkeypatch.setattr(_config, "LONG_ROW_N", 512)
     monkeypatch.setattr(_config, "SMALL_MAX_ELEMENTS", 0)  # else the one-launch backward
+    monkeypatch.setattr(_config, "BACKWARD_TILE_BYTES", 2048)  # one bf16 row of 1,024 a block
     monkeypatch.setattr(_config, "LONG_ROW_BACKWARD_PREFETCH", prefetch)
     monkeypatch.setattr(_config, "LONG_ROW_BACKWARD_WEIGHT_PER_BLOCK", weight_per_block)
     monkeypatch.setattr(_config, "LONG_ROW_BACKWARD_ELEMENTS_PER_WARP", per_warp)
@@ -498,19 +500,30 @@ def test_long_rows_in_one_block_with_the_long_row_constants(
     try:
         for n, long in ((512, False), (1000, True)):
             plan = _plan.backward_plan(_plan.bucket_of(n), BF16, F32, True, device_key())
-            launch, tile = plan.main.launch, plan.main.block_m * plan.main.block_n
             assert not plan.split_row, n
-            if long:
-                warps = min(_config.LONG_ROW_MAX_WARPS, max(1, tile // per_warp))
-                assert launch.num_warps == (min(warps, 16) if torch.version.hip else warps), n
-            constexprs = dict(launch.constexprs)
-            assert constexprs["WEIGHT_PER_BLOCK"] is (long and weight_per_block), n
-            assert constexprs["PREFETCH"] is (prefetch if long else _config.BACKWARD_PREFETCH)
+            for tile in {plan.main, plan.few or plan.main}:
+                launch = tile.launch
+                if long:
+                    warps = min(_config.LONG_ROW_MAX_WARPS, tile.block_m * tile.block_n // per_warp)
+                    warps = min(warps, 16) if torch.version.hip else warps
+                    assert launch.num_warps == max(1, warps), n
+                constexprs = dict(launch.constexprs)
+                assert constexprs["WEIGHT_PER_BLOCK"] is (long and weight_per_block), n
+                assert constexprs["PREFETCH"] is (prefetch if long else _config.BACKWARD_PREFETCH)
+            m = 2 * plan.max_programs + 3  # past the few rows' tile, if any
+            main = plan.for_rows(m, n)
+            assert main is plan.main and (main.block_m == 1 or not long), n
+            assert plan.grid(main, m, n)[0] < -(-m // main.block_m), n  # several blocks each
             for w_dtype in (F32, None):
-                case = Case((11,), n, BF16, w_dtype)  # 11 row blocks over 3 programs on a CPU
+                case = Case((m,), n, BF16, w_dtype)
                 taken = launches_in(lambda case=case: check_backward_direct(case, op))
-                kernels = {t.kernel for t in taken if t.kernel in BACKWARD_KERNELS}
-                kernels.discard(_kernels._sum_partials_kernel)  # several row groups' dweight
+                backward = {t for t in taken if t.kernel in BACKWARD_KERNELS}
+                # the launch of this tile (a new object: launches_in clears the plans first)
+                form = lambda t: (t.num_warps, *(  # noqa: E731
+                    dict(t.constexprs).get(k) for k in ("PREFETCH", "WEIGHT_PER_BLOCK", "BLOCK_M")
+                ))  # fmt: skip
+                assert form(main.launch) in {form(t) for t in backward}, n
+                kernels = {t.kernel for t in backward} - {_kernels._sum_partials_kernel}
                 assert kernels == {_kernels._rms_norm_bwd_kernel}, n
     finally:
         monkeypatch.undo()
