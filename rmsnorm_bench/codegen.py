@@ -219,18 +219,12 @@ def check(show: bool) -> int:
         conversions = tile_conversions(ttgir, *tile) if tile else []
         try:
             usage = ptxas_usage(ptx)
+            used = f"{usage[0]} registers, {usage[1]} bytes spilled" if usage else "no ptxas"
         except RuntimeError as e:  # named with its variant, the other variants still checked
             failures.append(f"{name}: {e}")
-            usage = ()
-        unchecked += usage is None
+            usage, used = None, "ptxas failed"
+        unchecked += used == "no ptxas"
         if show:
-            used = (
-                "no ptxas"
-                if usage is None
-                else "ptxas failed"
-                if not usage
-                else (f"{usage[0]} registers, {usage[1]} bytes spilled")
-            )
             print(f"{name}: {wide} 16-byte accesses, {len(narrow)} 2-byte, "
                   f"{len(conversions)} tile layout conversions, {used}")  # fmt: skip
         if usage and usage[1] > SPILL_LIMIT:

@@ -21,6 +21,8 @@ CHUNK_STAGES = 1
 MIN_TILE_ELEMENTS = 4096
 # one warp per 512 elements of the tile: at or near the best of 256 / 512 / 1024 everywhere
 ELEMENTS_PER_WARP = 512
+# at most 16 warps (512 threads) a program, except the long rows' one-block backward below
+MAX_WARPS = 16
 # the f32 forward is faster with half the warps (4096x4096 f32: 36.8 against 40.0 us)
 F32_FORWARD_ELEMENTS_PER_WARP = 1024
 # the backward's persistent grid: one program per SM, prefetching the next row block, about
@@ -148,13 +150,17 @@ class RowConfig:
 
     @classmethod
     def from_heuristic(
-        cls, n: int, min_tile: int | None = None, per_warp: int | None = None, max_warps: int = 16
+        cls,
+        n: int,
+        min_tile: int | None = None,
+        per_warp: int | None = None,
+        max_warps: int = MAX_WARPS,
     ):
         """The config for rows of n elements (the module's constants fill the defaults)."""
         min_tile = min_tile or MIN_TILE_ELEMENTS
         per_warp = per_warp or ELEMENTS_PER_WARP
         if n > MAX_SINGLE_BLOCK_N:
-            warps = min(16, max(1, CHUNK_N // per_warp))
+            warps = min(MAX_WARPS, max(1, CHUNK_N // per_warp))
             return cls(
                 False, block_m=1, block_n=CHUNK_N, num_warps=warps, chunk_stages=CHUNK_STAGES
             )

@@ -194,7 +194,7 @@ def _split_forward(has_weight: bool, has_residual: bool, device, max_m: int):
     if max_m <= 0:
         return None
     block_n = _config.FORWARD_SPLIT_BLOCK_N
-    warps = min(16, max(1, block_n // _config.ELEMENTS_PER_WARP))
+    warps = min(_config.MAX_WARPS, max(1, block_n // _config.ELEMENTS_PER_WARP))
     segments = _config.FORWARD_SPLIT_SEGMENTS
     sum_sq = _launch(
         _row_sum_sq_kernel, (("HAS_RESIDUAL", has_residual), ("BLOCK_N", block_n)), warps
@@ -351,7 +351,7 @@ def backward_plan(
     long = not split_row and bucket > _config.LONG_ROW_N
     per_warp = _config.SHORT_ROW_BACKWARD_ELEMENTS_PER_WARP if short else None
     per_warp = _config.LONG_ROW_BACKWARD_ELEMENTS_PER_WARP if long else per_warp
-    max_warps = _config.LONG_ROW_MAX_WARPS if long else 16
+    max_warps = _config.LONG_ROW_MAX_WARPS if long else _config.MAX_WARPS
     if torch.version.hip:
         max_warps = min(max_warps, _config.ROCM_MAX_WARPS)
     config = RowConfig.from_heuristic(_config.SPLIT_BLOCK_N if split_row else bucket, tile,
@@ -371,7 +371,7 @@ def backward_plan(
         reduce_block_n=reduce_block_n,
     )
     if split_row:
-        dot_warps = min(16, max(1, _config.DOT_BLOCK_N // _config.ELEMENTS_PER_WARP))
+        dot_warps = min(_config.MAX_WARPS, max(1, _config.DOT_BLOCK_N // _config.ELEMENTS_PER_WARP))
         row_dot = _launch(
             _row_dot_kernel, (("HAS_WEIGHT", has_weight), ("BLOCK_N", _config.DOT_BLOCK_N)),
             dot_warps,
