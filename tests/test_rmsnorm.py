@@ -477,15 +477,16 @@ def test_rows_past_the_one_block_backwards_width_take_the_split_backward(monkeyp
 
 @pytest.mark.parametrize("op", OPS)
 @pytest.mark.parametrize(
-    "prefetch, weight_per_block, per_warp",
-    [(True, False, 32), (False, True, 1024), (False, False, 2048)],
-    ids=["prefetch", "weight per block", "wide warps"],
+    "prefetch, weight_per_block, per_warp, stages",
+    [(True, False, 32, 3), (False, True, 1024, 3), (False, False, 2048, 1)],
+    ids=["prefetch", "weight per block, 3 stages", "wide warps"],
 )
 def test_long_rows_in_one_block_with_the_long_row_constants(
-    monkeypatch, op, prefetch, weight_per_block, per_warp
+    monkeypatch, op, prefetch, weight_per_block, per_warp, stages
 ):
     """Rows past LONG_ROW_N that fit one block take the long-row constants of the one-block
-    backward (warps, prefetch, the weight loaded per row block), in its few-rows tile too;
+    backward (warps, prefetch, the weight loaded per row block, the row loop's stages where
+    there is no prefetch), in its few-rows tile too;
     rows at it do not. Each program walks several row blocks (one row each), so the
     prefetched block and the weight loaded again are used: every gradient is right."""
     monkeypatch.setattr(_config, "LONG_ROW_N", 512)
@@ -494,6 +495,7 @@ def test_long_rows_in_one_block_with_the_long_row_constants(
     monkeypatch.setattr(_config, "LONG_ROW_BACKWARD_PREFETCH", prefetch)
     monkeypatch.setattr(_config, "LONG_ROW_BACKWARD_WEIGHT_PER_BLOCK", weight_per_block)
     monkeypatch.setattr(_config, "LONG_ROW_BACKWARD_ELEMENTS_PER_WARP", per_warp)
+    monkeypatch.setattr(_config, "LONG_ROW_BACKWARD_STAGES", stages)
     if DEVICE == "cpu":
         monkeypatch.setattr(_config, "INTERPRETER_PROGRAMS", 3)
     ops.clear_caches()
@@ -510,6 +512,7 @@ def test_long_rows_in_one_block_with_the_long_row_constants(
                 constexprs = dict(launch.constexprs)
                 assert constexprs["WEIGHT_PER_BLOCK"] is (long and weight_per_block), n
                 assert constexprs["PREFETCH"] is (prefetch if long else _config.BACKWARD_PREFETCH)
+                assert constexprs["STAGES"] == (stages if long and not prefetch else 1), n
             m = 2 * plan.max_programs + 3  # past the few rows' tile, if any
             main = plan.for_rows(m, n)
             assert main is plan.main and (main.block_m == 1 or not long), n
