@@ -549,6 +549,38 @@ def test_long_rows_take_at_most_16_warps_on_rocm(monkeypatch):
         ops.clear_caches()
 
 
+def test_long_row_stages_only_where_the_shared_memory_holds_them(monkeypatch):
+    """The pipelined row loop of the long-row backward takes a shared-memory buffer a stage
+    past the first (x, dy and d_residual_out of a row block; the weight where it is loaded
+    per block). Where the device's shared memory per program cannot hold them (an LDS of
+    64 KB, a torch that does not say), the loop is not pipelined instead of a launch that
+    fails. 16,384 bf16 columns: 96 KB a stage, 128 KB with a bf16 weight per block."""
+    monkeypatch.setattr(_config, "SPLIT_BACKWARD_ABOVE_N", 16384)
+    monkeypatch.setattr(_config, "LONG_ROW_BACKWARD_PREFETCH", False)
+    monkeypatch.setattr(_config, "LONG_ROW_BACKWARD_STAGES", 3)
+    h100 = 232448
+    try:
+        for shared, per_block, w_dtype, x_dtype, stages in (
+            (h100, False, BF16, BF16, 3),
+            (h100, True, BF16, BF16, 1),  # 2 x 128 KB
+            (h100, True, None, BF16, 3),  # no weight to load
+            (h100, False, BF16, F32, 1),  # 192 KB a stage
+            (65536, False, BF16, BF16, 1),
+            (0, False, BF16, BF16, 1),
+        ):
+            monkeypatch.setattr(_config, "INTERPRETER_SHARED_BYTES", shared)
+            monkeypatch.setattr(_config, "LONG_ROW_BACKWARD_WEIGHT_PER_BLOCK", per_block)
+            ops.clear_caches()
+            plan = _plan.backward_plan(16384, x_dtype, w_dtype, True, torch.device("cpu"))
+            assert not plan.split_row
+            for tile in (plan.main, plan.few or plan.main):
+                got = dict(tile.launch.constexprs)["STAGES"]
+                assert got == stages, (shared, per_block, w_dtype, x_dtype)
+    finally:
+        monkeypatch.undo()
+        ops.clear_caches()
+
+
 # ---------------------------------------------------------------------------------------------
 # Autograd: the public functions, every gradient
 # ---------------------------------------------------------------------------------------------
