@@ -15,6 +15,7 @@ import functools
 from dataclasses import dataclass
 
 import torch
+import triton
 
 from . import _config
 from ._config import RowConfig, cdiv
@@ -511,11 +512,19 @@ def _multiprocessors(device: torch.device) -> int:
 def _shared_memory(device: torch.device) -> int:
     """Bytes of shared memory one program may take on the device (the opt-in maximum: 227 KB
     on an H100; MI300X's LDS is 64 KB); under the interpreter INTERPRETER_SHARED_BYTES; 0
-    where the installed torch does not say. Read where a plan is made (plans are cached)."""
+    where neither torch nor Triton says. Read where a plan is made (plans are cached)."""
     if device.type == "cpu":
         return _config.INTERPRETER_SHARED_BYTES
     properties = torch.cuda.get_device_properties(device)
-    return getattr(properties, "shared_memory_per_block_optin", 0)
+    optin = getattr(properties, "shared_memory_per_block_optin", 0)  # torch 2.7 on, CUDA
+    if optin:
+        return optin
+    try:  # what Triton checks a launch against (ROCm builds, older torch)
+        utils = triton.runtime.driver.active.utils
+        index = torch.cuda.current_device() if device.index is None else device.index
+        return utils.get_device_properties(index)["max_shared_mem"]
+    except (AttributeError, KeyError, RuntimeError):
+        return 0
 
 
 def bucket_of(n: int) -> int:

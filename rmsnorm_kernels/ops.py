@@ -204,6 +204,13 @@ def rms_norm_backward(dy, x, weight, rstd, d_residual_out=None, compute_dw=True,
             dy, x, weight, rstd, d_residual_out, compute_dw, dx_copy
         )
         return dx, dw if compute_dw and weight is not None else None, dx2 if dx_copy else None
+    if dy.shape != x.shape or dy.dtype != x.dtype:  # as the compiled path checks
+        raise ValueError(
+            f"the output gradient has shape {tuple(dy.shape)} and dtype {dy.dtype}; expected "
+            f"x's {tuple(x.shape)} and {x.dtype}"
+        )
+    if d_residual_out is not None:
+        _check_residual(d_residual_out, x)
     return _backward(dy, x, weight, rstd, d_residual_out, compute_dw, dx_copy)
 
 

@@ -512,7 +512,10 @@ def test_long_rows_in_one_block_with_the_long_row_constants(
                 constexprs = dict(launch.constexprs)
                 assert constexprs["WEIGHT_PER_BLOCK"] is (long and weight_per_block), n
                 assert constexprs["PREFETCH"] is (prefetch if long else _config.BACKWARD_PREFETCH)
-                assert constexprs["STAGES"] == (stages if long and not prefetch else 1), n
+                expected = stages if long and not prefetch else 1
+                if expected > 1 and DEVICE != "cpu":  # a GPU that says less shared memory
+                    expected = _plan._long_row_stages(tile, BF16, F32, device_key())
+                assert constexprs["STAGES"] == expected, n
             m = 2 * plan.max_programs + 3  # past the few rows' tile, if any
             main = plan.for_rows(m, n)
             assert main is plan.main and (main.block_m == 1 or not long), n
@@ -523,7 +526,8 @@ def test_long_rows_in_one_block_with_the_long_row_constants(
                 backward = {t for t in taken if t.kernel in BACKWARD_KERNELS}
                 # the launch of this tile (a new object: launches_in clears the plans first)
                 form = lambda t: (t.num_warps, *(  # noqa: E731
-                    dict(t.constexprs).get(k) for k in ("PREFETCH", "WEIGHT_PER_BLOCK", "BLOCK_M")
+                    dict(t.constexprs).get(k)
+                    for k in ("PREFETCH", "WEIGHT_PER_BLOCK", "STAGES", "BLOCK_M")
                 ))  # fmt: skip
                 assert form(main.launch) in {form(t) for t in backward}, n
                 kernels = {t.kernel for t in backward} - {_kernels._sum_partials_kernel}
@@ -1154,6 +1158,9 @@ BAD_INPUTS = [
     ("integer residual", lambda: rk.fused_add_rms_norm(_t(2, 8), torch.ones(2, 8, dtype=torch.int64)), TypeError, "residual has dtype torch.int64"),
     ("module input", lambda: rk.RMSNorm([4, 8]).to(DEVICE)(_t(2, 8)), ValueError, r"trailing dims are \(4, 8\)"),
     ("module of no dims", lambda: rk.RMSNorm([]).to(DEVICE)(_t(3)), ValueError, "normalized_shape is empty"),
+    # the backward op, called directly with a gradient of another dtype (either host path)
+    ("gradient dtype", lambda: ops.rms_norm_backward(_t(2, 8), _t(2, 8, dtype=BF16), None, _t(2)), ValueError, r"output gradient has shape \(2, 8\) and dtype torch.float32"),
+    ("d_residual_out dtype", lambda: ops.rms_norm_backward(_t(2, 8), _t(2, 8), None, _t(2), _t(2, 8, dtype=F16)), TypeError, "residual has dtype torch.float16"),
 ]  # fmt: skip
 
 
