@@ -59,12 +59,6 @@ ROCM_MAX_WARPS = 16
 LONG_ROW_BACKWARD_ELEMENTS_PER_WARP = 512
 LONG_ROW_BACKWARD_PREFETCH = True
 LONG_ROW_BACKWARD_WEIGHT_PER_BLOCK = False
-# without the prefetch, the row loop may be pipelined through shared memory instead: 3 stages
-# keep the next row's x and dy in flight (64 KB a stage at 16,384 bf16 columns, 96 KB with
-# the weight per row block; 2 stages overlap nothing, compiled for sm_90a), registers unchanged
-# 16-bit dtypes; where the stages do not fit the device's shared memory per program (x, dy
-# and the fused backward's d_residual_out a stage) there is no pipelining
-LONG_ROW_BACKWARD_STAGES = 1
 # where rows are few (up to SPLIT_FEW_MAX_M), the split backward's second pass takes column
 # blocks of SPLIT_FEW_BLOCK_N, one row at a time, so that a few rows still spread over many
 # programs (4 rows of 16,384 columns: 32 programs, not 8)
@@ -142,8 +136,6 @@ WALK_BLOCK_N = 4096
 WALK_PROGRAMS_PER_SM = 1
 # the interpreter runs programs one after another: a few are enough to exercise the grids
 INTERPRETER_PROGRAMS = 4
-# and an H100's shared memory per program, so that the plan's choices are those of a GPU
-INTERPRETER_SHARED_BYTES = 232448
 
 
 @dataclass(frozen=True)

@@ -427,7 +427,6 @@ def _rms_norm_bwd_kernel(
     DOT_BLOCK: tl.constexpr,  # a power of two, at least dot_segments (when SPLIT_ROW)
     PREFETCH: tl.constexpr,  # load the next row block before working on this one
     WEIGHT_PER_BLOCK: tl.constexpr,  # load the weight with each row block, not once: registers
-    STAGES: tl.constexpr,  # without PREFETCH: row blocks in flight through shared memory
     BLOCK_M: tl.constexpr,
     BLOCK_N: tl.constexpr,
     ALIGN: tl.constexpr,  # N and every row stride are multiples of this (see _aligned)
@@ -457,9 +456,7 @@ def _rms_norm_bwd_kernel(
             _block_start(pid * BLOCK_M, last, SPLIT_ROW), cols, M, N, HAS_DRES,
             SPLIT_ROW, BLOCK_M, DOT_BLOCK,
         )  # fmt: skip
-    # With STAGES > 1 (and no PREFETCH) Triton's pipeliner issues the next blocks' loads as
-    # asynchronous copies into shared memory, so they are in flight without registers.
-    for i in tl.range(pid * BLOCK_M, M, step, num_stages=1 if PREFETCH else STAGES):
+    for i in range(pid * BLOCK_M, M, step):
         row_start = _block_start(i, last, SPLIT_ROW)
         if PREFETCH:
             x, dy, dres, rstd, dot = nx, ndy, ndres, nrstd, ndot

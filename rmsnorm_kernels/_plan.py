@@ -15,7 +15,6 @@ import functools
 from dataclasses import dataclass
 
 import torch
-import triton
 
 from . import _config
 from ._config import RowConfig, cdiv
@@ -324,17 +323,10 @@ class BackwardPlan:
 
 
 def _backward_launch(
-    config: RowConfig,
-    has_weight: bool,
-    compute_dw: bool,
-    split_row: bool,
-    long: bool = False,
-    stages: int = 1,
+    config: RowConfig, has_weight: bool, compute_dw: bool, split_row: bool, long: bool = False
 ):
-    """The main backward's launch; ``long``: a one-block row past _config.LONG_ROW_N, whose
-    row loop takes ``stages`` (see _long_row_stages) where there is no register prefetch."""
+    """The main backward's launch; ``long``: a one-block row past _config.LONG_ROW_N."""
     prefetch = _config.LONG_ROW_BACKWARD_PREFETCH if long else _config.BACKWARD_PREFETCH
-    stages = stages if long and not prefetch else 1
     constexprs = (
         ("HAS_WEIGHT", has_weight),
         ("COMPUTE_DW", compute_dw),
@@ -342,25 +334,10 @@ def _backward_launch(
         ("DOT_BLOCK", _config.DOT_SEGMENTS),
         ("PREFETCH", prefetch),
         ("WEIGHT_PER_BLOCK", long and _config.LONG_ROW_BACKWARD_WEIGHT_PER_BLOCK),
-        ("STAGES", stages),
         *_tile(config),
     )
     launch = _launch(_rms_norm_bwd_kernel, constexprs, config.num_warps, BACKWARD_FLAGS)
     return TileLaunch(launch, config.block_m, config.block_n)
-
-
-def _long_row_stages(config: RowConfig, x_dtype, w_dtype, device: torch.device) -> int:
-    """LONG_ROW_BACKWARD_STAGES where their buffers fit the device's shared memory per
-    program, else 1 (no pipelining, rather than a launch that fails). Each stage past the
-    first holds a row block of x, dy and the fused backward's d_residual_out (one plan
-    serves both backwards), rstd, and the weight where it is loaded per row block; the
-    reduction's scratch reuses that space (compiled for sm_90a: 68-72 bytes over the
-    buffers), given 1 KB here."""
-    stages = _config.LONG_ROW_BACKWARD_STAGES
-    tile = config.block_m * config.block_n
-    weight = w_dtype.itemsize if w_dtype and _config.LONG_ROW_BACKWARD_WEIGHT_PER_BLOCK else 0
-    stage = tile * (3 * x_dtype.itemsize + weight) + config.block_m * 4
-    return stages if (stages - 1) * stage + 1024 <= _shared_memory(device) else 1
 
 
 @functools.cache
@@ -382,18 +359,13 @@ def backward_plan(
     max_programs = _programs(device, _config.BACKWARD_PROGRAMS_PER_SM)
     has_weight = w_dtype is not None
     compute_dw = compute_dw and has_weight
-
-    def launch(tile_config: RowConfig, split: bool) -> TileLaunch:
-        stages = _long_row_stages(tile_config, x_dtype, w_dtype, device) if long else 1
-        return _backward_launch(tile_config, has_weight, compute_dw, split, long, stages)
-
     reduce_block_n = _config.REDUCE_SPLIT_BLOCK_N if split_row else _config.REDUCE_BLOCK_N
     reduce = _launch(
         _sum_partials_kernel, (("BLOCK_P", _config.REDUCE_BLOCK_P), ("BLOCK_N", reduce_block_n)), 4
     )
     plan = functools.partial(
         BackwardPlan,
-        launch(config, split_row),
+        _backward_launch(config, has_weight, compute_dw, split_row, long),
         max_programs=max_programs,
         reduce=reduce,
         reduce_block_n=reduce_block_n,
@@ -428,7 +400,7 @@ def backward_plan(
     if few == config:  # one row per block at either tile size
         return plan()
     return plan(
-        few=launch(few, False),
+        few=_backward_launch(few, has_weight, compute_dw, False, long),
         few_max_m=_config.FEW_ROWS_BLOCKS_PER_PROGRAM * max_programs * config.block_m,
     )
 
@@ -507,24 +479,6 @@ def _programs(device: torch.device, per_sm: int) -> int:
 @functools.cache
 def _multiprocessors(device: torch.device) -> int:
     return torch.cuda.get_device_properties(device).multi_processor_count
-
-
-def _shared_memory(device: torch.device) -> int:
-    """Bytes of shared memory one program may take on the device (the opt-in maximum: 227 KB
-    on an H100; MI300X's LDS is 64 KB); under the interpreter INTERPRETER_SHARED_BYTES; 0
-    where neither torch nor Triton says. Read where a plan is made (plans are cached)."""
-    if device.type == "cpu":
-        return _config.INTERPRETER_SHARED_BYTES
-    properties = torch.cuda.get_device_properties(device)
-    optin = getattr(properties, "shared_memory_per_block_optin", 0)  # torch 2.7 on, CUDA
-    if optin:
-        return optin
-    try:  # what Triton checks a launch against (ROCm builds, older torch)
-        utils = triton.runtime.driver.active.utils
-        index = torch.cuda.current_device() if device.index is None else device.index
-        return utils.get_device_properties(index)["max_shared_mem"]
-    except (AttributeError, KeyError, RuntimeError):
-        return 0
 
 
 def bucket_of(n: int) -> int:

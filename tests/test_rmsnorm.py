@@ -477,16 +477,15 @@ def test_rows_past_the_one_block_backwards_width_take_the_split_backward(monkeyp
 
 @pytest.mark.parametrize("op", OPS)
 @pytest.mark.parametrize(
-    "prefetch, weight_per_block, per_warp, stages",
-    [(True, False, 32, 3), (False, True, 1024, 3), (False, False, 2048, 1)],
-    ids=["prefetch", "weight per block, 3 stages", "wide warps"],
+    "prefetch, weight_per_block, per_warp",
+    [(True, False, 32), (False, True, 1024), (False, False, 2048)],
+    ids=["prefetch", "weight per block", "wide warps"],
 )
 def test_long_rows_in_one_block_with_the_long_row_constants(
-    monkeypatch, op, prefetch, weight_per_block, per_warp, stages
+    monkeypatch, op, prefetch, weight_per_block, per_warp
 ):
     """Rows past LONG_ROW_N that fit one block take the long-row constants of the one-block
-    backward (warps, prefetch, the weight loaded per row block, the row loop's stages where
-    there is no prefetch), in its few-rows tile too;
+    backward (warps, prefetch, the weight loaded per row block), in its few-rows tile too;
     rows at it do not. Each program walks several row blocks (one row each), so the
     prefetched block and the weight loaded again are used: every gradient is right."""
     monkeypatch.setattr(_config, "LONG_ROW_N", 512)
@@ -495,7 +494,6 @@ def test_long_rows_in_one_block_with_the_long_row_constants(
     monkeypatch.setattr(_config, "LONG_ROW_BACKWARD_PREFETCH", prefetch)
     monkeypatch.setattr(_config, "LONG_ROW_BACKWARD_WEIGHT_PER_BLOCK", weight_per_block)
     monkeypatch.setattr(_config, "LONG_ROW_BACKWARD_ELEMENTS_PER_WARP", per_warp)
-    monkeypatch.setattr(_config, "LONG_ROW_BACKWARD_STAGES", stages)
     if DEVICE == "cpu":
         monkeypatch.setattr(_config, "INTERPRETER_PROGRAMS", 3)
     ops.clear_caches()
@@ -512,10 +510,6 @@ def test_long_rows_in_one_block_with_the_long_row_constants(
                 constexprs = dict(launch.constexprs)
                 assert constexprs["WEIGHT_PER_BLOCK"] is (long and weight_per_block), n
                 assert constexprs["PREFETCH"] is (prefetch if long else _config.BACKWARD_PREFETCH)
-                expected = stages if long and not prefetch else 1
-                if expected > 1 and DEVICE != "cpu":  # a GPU that says less shared memory
-                    expected = _plan._long_row_stages(tile, BF16, F32, device_key())
-                assert constexprs["STAGES"] == expected, n
             m = 2 * plan.max_programs + 3  # past the few rows' tile, if any
             main = plan.for_rows(m, n)
             assert main is plan.main and (main.block_m == 1 or not long), n
@@ -526,8 +520,7 @@ def test_long_rows_in_one_block_with_the_long_row_constants(
                 backward = {t for t in taken if t.kernel in BACKWARD_KERNELS}
                 # the launch of this tile (a new object: launches_in clears the plans first)
                 form = lambda t: (t.num_warps, *(  # noqa: E731
-                    dict(t.constexprs).get(k)
-                    for k in ("PREFETCH", "WEIGHT_PER_BLOCK", "STAGES", "BLOCK_M")
+                    dict(t.constexprs).get(k) for k in ("PREFETCH", "WEIGHT_PER_BLOCK", "BLOCK_M")
                 ))  # fmt: skip
                 assert form(main.launch) in {form(t) for t in backward}, n
                 kernels = {t.kernel for t in backward} - {_kernels._sum_partials_kernel}
@@ -548,38 +541,6 @@ def test_long_rows_take_at_most_16_warps_on_rocm(monkeypatch):
             ops.clear_caches()
             plan = _plan.backward_plan(1024, BF16, BF16, True, torch.device("cpu"))
             assert plan.main.launch.num_warps == warps, hip
-    finally:
-        monkeypatch.undo()
-        ops.clear_caches()
-
-
-def test_long_row_stages_only_where_the_shared_memory_holds_them(monkeypatch):
-    """The pipelined row loop of the long-row backward takes a shared-memory buffer a stage
-    past the first (x, dy and d_residual_out of a row block; the weight where it is loaded
-    per block). Where the device's shared memory per program cannot hold them (an LDS of
-    64 KB, a torch that does not say), the loop is not pipelined instead of a launch that
-    fails. 16,384 bf16 columns: 96 KB a stage, 128 KB with a bf16 weight per block."""
-    monkeypatch.setattr(_config, "SPLIT_BACKWARD_ABOVE_N", 16384)
-    monkeypatch.setattr(_config, "LONG_ROW_BACKWARD_PREFETCH", False)
-    monkeypatch.setattr(_config, "LONG_ROW_BACKWARD_STAGES", 3)
-    h100 = 232448
-    try:
-        for shared, per_block, w_dtype, x_dtype, stages in (
-            (h100, False, BF16, BF16, 3),
-            (h100, True, BF16, BF16, 1),  # 2 x 128 KB
-            (h100, True, None, BF16, 3),  # no weight to load
-            (h100, False, BF16, F32, 1),  # 192 KB a stage
-            (65536, False, BF16, BF16, 1),
-            (0, False, BF16, BF16, 1),
-        ):
-            monkeypatch.setattr(_config, "INTERPRETER_SHARED_BYTES", shared)
-            monkeypatch.setattr(_config, "LONG_ROW_BACKWARD_WEIGHT_PER_BLOCK", per_block)
-            ops.clear_caches()
-            plan = _plan.backward_plan(16384, x_dtype, w_dtype, True, torch.device("cpu"))
-            assert not plan.split_row
-            for tile in (plan.main, plan.few or plan.main):
-                got = dict(tile.launch.constexprs)["STAGES"]
-                assert got == stages, (shared, per_block, w_dtype, x_dtype)
     finally:
         monkeypatch.undo()
         ops.clear_caches()
