@@ -45,8 +45,8 @@ ROWS = {  # the pointer arguments of each kernel that hold rows, and the other p
     "_row_sum_sq_kernel": (("X", "R", "S"), {"SQ": "fp32"}),
     "_rms_norm_fwd_split_kernel": (("X", "Y"), {"W": "bf16", "RSTD": "fp32", "SQ": "fp32"}),
 }
-# bytes of spill stores per thread a variant may have (the defaults' most: 16, in the split
-# backward of 2x4096 blocks; 8 in the one-block backward of 4,096 columns)
+# bytes of spill stores per thread a variant may have (the defaults' most: 4, in the small
+# backward of 4,096 columns; 16 in the split backward before e85437c)
 SPILL_LIMIT = 64
 NARROW_ACCESS = re.compile(r"\b(?:ld|st)\.global[.\w:]*\.(?:b16|u16|s16)\b")
 
