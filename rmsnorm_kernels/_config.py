@@ -45,6 +45,8 @@ SPLIT_BLOCK_N = 8192
 # where they fit one block: the one-block backward of 16,384 columns spills registers, 4-12x
 # slower there at every row count on an H200
 SPLIT_BACKWARD_ABOVE_N = 8192
+# the same for the plain backward (no d_residual_out, so two rows to hold, not three)
+SPLIT_PLAIN_BACKWARD_ABOVE_N = 8192
 # one-block backwards of rows longer than LONG_ROW_N (taken where SPLIT_BACKWARD_ABOVE_N lets
 # them) hold the row and the dweight sum in registers: fewer elements per warp, no prefetch
 # and the weight loaded per row block are the ways to fit them without spilling; the defaults

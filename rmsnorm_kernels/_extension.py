@@ -187,8 +187,8 @@ def _forward_plan(x, weight, has_residual: bool) -> tuple:
     return _plan.of_call(_plan.forward_plan, x, weight, has_residual).native()
 
 
-def _backward_plan(x, weight, compute_dw: bool) -> tuple:
-    return _plan.of_call(_plan.backward_plan, x, weight, compute_dw).native()
+def _backward_plan(x, weight, compute_dw: bool, has_dres: bool) -> tuple:
+    return _plan.of_call(_plan.backward_plan, x, weight, compute_dw, has_dres).native()
 
 
 def _launch(launch_id: int, grid, args, align: int, flags: int) -> None:

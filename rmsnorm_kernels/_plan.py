@@ -342,10 +342,19 @@ def _backward_launch(
 
 @functools.cache
 def backward_plan(
-    bucket: int, x_dtype: torch.dtype, w_dtype, compute_dw: bool, device: torch.device
+    bucket: int,
+    x_dtype: torch.dtype,
+    w_dtype,
+    compute_dw: bool,
+    device: torch.device,
+    has_dres: bool = False,
 ) -> BackwardPlan:
-    """The backward of one cache key; the fused and the plain backward share it."""
-    split_row = bucket <= 0 or bucket > _config.SPLIT_BACKWARD_ABOVE_N  # past one block
+    """The backward of one cache key; ``has_dres``: the fused backward's, which also reads
+    d_residual_out (a third row to hold, so it leaves one block at narrower rows)."""
+    split_above = (
+        _config.SPLIT_BACKWARD_ABOVE_N if has_dres else _config.SPLIT_PLAIN_BACKWARD_ABOVE_N
+    )
+    split_row = bucket <= 0 or bucket > split_above  # past one block
     tile = _config.BACKWARD_TILE_BYTES // x_dtype.itemsize
     short = not split_row and bucket <= _config.SHORT_ROW_N and x_dtype.itemsize == 2
     long = not split_row and bucket > _config.LONG_ROW_N
@@ -489,10 +498,10 @@ def bucket_of(n: int) -> int:
     return -1 if n >= _config.STREAM_MIN_N else 0
 
 
-def of_call(build, x, weight, flag: bool):
+def of_call(build, x, weight, flag: bool, *flags: bool):
     """The plan ``build`` (forward_plan or backward_plan) makes for a call on 2-D rows x."""
     w_dtype = None if weight is None else weight.dtype
-    return build(bucket_of(x.shape[1]), x.dtype, w_dtype, flag, x.device)
+    return build(bucket_of(x.shape[1]), x.dtype, w_dtype, flag, x.device, *flags)
 
 
 def clear_caches() -> None:

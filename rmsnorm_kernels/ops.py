@@ -249,7 +249,8 @@ def _backward(dy, x, weight, rstd, d_residual_out=None, compute_dw=True, dx_copy
     Returns (dx, dweight or None, dx_copy: a second buffer holding dx, or None)."""
     m, n = x.shape
     compute_dw = compute_dw and weight is not None
-    plan = _plan.of_call(_plan.backward_plan, x, weight, compute_dw)
+    has_dres = d_residual_out is not None
+    plan = _plan.of_call(_plan.backward_plan, x, weight, compute_dw, has_dres)
     tile = plan.for_rows(m, n)
     dx = torch.empty((m, n), dtype=x.dtype, device=x.device)
     dx2 = torch.empty_like(dx) if dx_copy else None
@@ -258,7 +259,6 @@ def _backward(dy, x, weight, rstd, d_residual_out=None, compute_dw=True, dx_copy
         dw = torch.zeros_like(weight) if m == 0 else torch.empty_like(weight)
     if m == 0:
         return dx, dw, dx2
-    has_dres = d_residual_out is not None
     sdy, sx = dy.stride(0), x.stride(0)
     sdres = d_residual_out.stride(0) if has_dres else 0
     align = row_alignment(n, sdy, sx, sdres)  # dx is fresh and contiguous

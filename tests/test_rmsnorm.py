@@ -457,17 +457,22 @@ def test_split_row_backward_with_several_row_groups(monkeypatch, few_max_m):
 
 @pytest.mark.parametrize("op", OPS)
 def test_rows_past_the_one_block_backwards_width_take_the_split_backward(monkeypatch, op):
-    """SPLIT_BACKWARD_ABOVE_N moves rows that fit one block to the split backward: those just
-    past it are split (both host paths follow the plan), those at it are not, and both are
-    right."""
+    """SPLIT_BACKWARD_ABOVE_N (the fused backward) and SPLIT_PLAIN_BACKWARD_ABOVE_N (the
+    plain one) move rows that fit one block to the split backward: those just past their
+    op's width are split (both host paths follow the plan, one per op), those at it are not,
+    and all are right."""
     monkeypatch.setattr(_config, "SPLIT_BACKWARD_ABOVE_N", 1024)
+    monkeypatch.setattr(_config, "SPLIT_PLAIN_BACKWARD_ABOVE_N", 2048)
     monkeypatch.setattr(_config, "SEGMENT_MAX_M", 0)  # 5 rows: else the one-launch backward
     monkeypatch.setattr(_config, "WALK_BACKWARD", False)  # and past it the row walk
     ops.clear_caches()
+    fused = op == "fused_add"
     try:
-        for n, split in ((1024, False), (1100, True), (2048, True)):
-            plan = _plan.backward_plan(_plan.bucket_of(n), BF16, BF16, True, device_key())
-            assert plan.split_row is split, n
+        for n in (1024, 1100, 2048, 2100):
+            key = (_plan.bucket_of(n), BF16, BF16, True, device_key())
+            for has_dres, above in ((True, 1024), (False, 2048)):
+                assert _plan.backward_plan(*key, has_dres).split_row is (n > above), n
+            plan, split = _plan.backward_plan(*key, fused), n > (1024 if fused else 2048)
             taken = launches_in(lambda n=n: check_backward_direct(Case((5,), n, BF16, BF16), op))
             assert (plan.row_dot in taken) is split, n
     finally:

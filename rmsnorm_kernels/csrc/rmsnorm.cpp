@@ -371,15 +371,18 @@ std::pair<int64_t, int64_t> row_segments(int64_t m, int64_t n, int64_t block_n,
   return {segment_n, cdiv(n, segment_n)};
 }
 
+// The plan of a call, made once per key by the Python callback. flag: the forward's
+// has_residual or the backward's compute_dw; has_dres: the fused backward's (its own plan).
 const std::vector<int64_t>& find_plan(bool forward, const Tensor& x, const Tensor* weight,
-                                      bool flag) {
+                                      bool flag, bool has_dres = false) {
   int64_t bucket = bucket_of(x.size(1));
   int w = weight && weight->defined() ? static_cast<int>(weight->scalar_type()) : 63;
   uint64_t key = static_cast<uint64_t>(bucket + 1) | static_cast<uint64_t>(x.scalar_type()) << 20 |
                  static_cast<uint64_t>(w) << 26 | static_cast<uint64_t>(flag) << 32 |
                  static_cast<uint64_t>(forward) << 33 |
                  static_cast<uint64_t>(static_cast<uint8_t>(x.device().type())) << 34 |
-                 static_cast<uint64_t>(static_cast<uint8_t>(x.device().index())) << 42;
+                 static_cast<uint64_t>(static_cast<uint8_t>(x.device().index())) << 42 |
+                 static_cast<uint64_t>(has_dres) << 50;
   {
     std::lock_guard<std::mutex> lock(cache_mutex);
     auto it = plans.find(key);
@@ -389,7 +392,8 @@ const std::vector<int64_t>& find_plan(bool forward, const Tensor& x, const Tenso
   {
     py::gil_scoped_acquire gil;
     py::object w_obj = weight && weight->defined() ? py::cast(*weight) : py::none();
-    py::object got = (forward ? callbacks->forward_plan : callbacks->backward_plan)(x, w_obj, flag);
+    py::object got = forward ? callbacks->forward_plan(x, w_obj, flag)
+                             : callbacks->backward_plan(x, w_obj, flag, has_dres);
     plan = got.cast<std::vector<int64_t>>();
   }
   std::lock_guard<std::mutex> lock(cache_mutex);
@@ -588,7 +592,7 @@ std::tuple<Tensor, Tensor, Tensor> backward(const Tensor& dy_in, const Tensor& x
   Tensor dw;
   if (compute_dw) dw = m == 0 ? at::zeros_like(*w) : at::empty_like(*w);
   if (m == 0) return {dx, dw, dx2};
-  const auto& plan = find_plan(false, x, w, compute_dw);
+  const auto& plan = find_plan(false, x, w, compute_dw, dres_in.has_value());
   // (main id, block_m, block_n, few id, few block_m, few block_n, few_max_m, split_row,
   //  max_programs, dot_programs, row_dot id, reduce id, reduce block_n,
   //  small id, small block_m, small dw_block_n, small max_m, small segment_block_n,
