@@ -158,11 +158,15 @@ def variants():
         bwd = _plan.backward_plan(bucket, bf16, bf16, True, cpu).main
         options = bwd.launch.options(align, flags)
         yield f"backward, N={n}", bwd_kernel, options, one_block, multi_row_tile(bwd)
-    for n in (8192, 16384):  # the widest one-block backwards, where the plan takes them
-        bwd = _plan.backward_plan(n, bf16, bf16, True, cpu)
-        if not bwd.split_row:
-            options = bwd.main.launch.options(16, flags)
-            yield f"backward, N={n}", bwd_kernel, options, one_block, multi_row_tile(bwd.main)
+    # the widest one-block backwards, where the plan takes them: the fused backward's plan
+    # (with every operand) and the plain one's (without d_residual_out and the dx copy)
+    for n in (8192, 16384):
+        for has_dres, name in ((True, "backward"), (False, "plain backward")):
+            bwd = _plan.backward_plan(n, bf16, bf16, True, cpu, has_dres)
+            if not bwd.split_row:
+                options = bwd.main.launch.options(16, flags if has_dres else _plan.REDUCE_DW)
+                tile = multi_row_tile(bwd.main)
+                yield f"{name}, N={n}", bwd_kernel, options, one_block, tile
     for n in (2048, 4096):  # the backward of few rows (FEW_ROWS_TILE_BYTES)
         few = _plan.backward_plan(n, bf16, bf16, True, cpu).few
         options = few.launch.options(16, flags)
