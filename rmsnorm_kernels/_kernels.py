@@ -328,8 +328,8 @@ def _dx_block(x, dy, dres, rstd, dot, w, DX, stride_dx, DX_COPY, row_start, cols
               HAS_WEIGHT: tl.constexpr, HAS_DX_COPY: tl.constexpr, SPLIT_ROW: tl.constexpr,
               BLOCK_M: tl.constexpr):  # fmt: skip
     """dx of one block of rows (from _load_row_block), stored (twice with HAS_DX_COPY: a
-    write, where a copy made by autograd would read and write); returns dy * xhat in fp32,
-    the block's share of dweight."""
+    write, where a copy made by autograd would read and write); returns the block's share of
+    dweight (_dw_share)."""
     rows = row_start + tl.arange(0, BLOCK_M)
     mask = (rows < M)[:, None] & col_mask
     rows = rows.to(tl.int64)[:, None]
@@ -347,7 +347,14 @@ def _dx_block(x, dy, dres, rstd, dot, w, DX, stride_dx, DX_COPY, row_start, cols
     tl.store(DX + rows * stride_dx + cols, dx, mask=mask)
     if HAS_DX_COPY:
         tl.store(DX_COPY + rows * stride_dx + cols, dx, mask=mask)
-    return dy * xhat
+    return _dw_share(x, dy, rstd)
+
+
+@triton.jit
+def _dw_share(x, dy, rstd):
+    """A block of rows' share of dweight, dy * xhat in fp32 (summed over its rows by the
+    caller)."""
+    return dy.to(tl.float32) * (x.to(tl.float32) * rstd)
 
 
 @triton.jit(do_not_specialize=["stride_dy", "stride_x", "N", "segment_n", "segments"])
@@ -473,11 +480,11 @@ def _rms_norm_bwd_kernel(
         w_block = w
         if HAS_WEIGHT and WEIGHT_PER_BLOCK:  # from L1/L2, with this block's rows
             w_block = tl.load(W + cols, mask=col_mask, other=0.0).to(tl.float32)
-        # dweight's share first (the same products _dx_block returns): dy is then dead across
-        # the barriers of dx's row sum, where holding it beside dw_acc spilled dw_acc around
-        # every row (ptxas for sm_90a: 96-180 bytes a thread at 16,384 columns, 8-16 at 4,096)
+        # dweight's share first: dy is then dead across the barriers of dx's row sum, where
+        # holding it beside dw_acc spilled dw_acc around every row (ptxas for sm_90a: 96-180
+        # bytes a thread at 16,384 columns, 8-16 at 4,096)
         if COMPUTE_DW:
-            dw_acc += dy.to(tl.float32) * (x.to(tl.float32) * rstd)
+            dw_acc += _dw_share(x, dy, rstd)
         _dx_block(
             x, dy, dres, rstd, dot, w_block, DX, stride_dx, DX_COPY, row_start, cols, col_mask,
             M, N, HAS_WEIGHT, HAS_DX_COPY, SPLIT_ROW, BLOCK_M,
