@@ -155,31 +155,33 @@ def variants():
         yield f"fused forward, N={n}", fwd_kernel, fwd.main.launch.options(align), (), None
         name = f"fused forward, N={n}, few rows"
         yield name, fwd_kernel, fwd.few.launch.options(align), (), None
-        bwd = _plan.backward_plan(bucket, bf16, bf16, True, cpu).main
+        bwd = _plan.backward_plan(bucket, bf16, bf16, True, cpu, True).main
         options = bwd.launch.options(align, flags)
         yield f"backward, N={n}", bwd_kernel, options, one_block, multi_row_tile(bwd)
     # the widest one-block backwards, where the plan takes them: the fused backward's plan
-    # (with every operand) and the plain one's (without d_residual_out and the dx copy)
+    # (with every operand) and the plain one's (no d_residual_out; the dx copy still, as a
+    # fused op whose residual_out has no gradient, with x and residual both leaves, runs it)
+    plain_flags = _plan.REDUCE_DW | _plan.HAS_DX_COPY
     for n in (8192, 16384):
         for has_dres, name in ((True, "backward"), (False, "plain backward")):
             bwd = _plan.backward_plan(n, bf16, bf16, True, cpu, has_dres)
             if not bwd.split_row:
-                options = bwd.main.launch.options(16, flags if has_dres else _plan.REDUCE_DW)
+                options = bwd.main.launch.options(16, flags if has_dres else plain_flags)
                 tile = multi_row_tile(bwd.main)
                 yield f"{name}, N={n}", bwd_kernel, options, one_block, tile
     for n in (2048, 4096):  # the backward of few rows (FEW_ROWS_TILE_BYTES)
-        few = _plan.backward_plan(n, bf16, bf16, True, cpu).few
+        few = _plan.backward_plan(n, bf16, bf16, True, cpu, True).few
         options = few.launch.options(16, flags)
         yield f"backward, N={n}, few rows", bwd_kernel, options, one_block, multi_row_tile(few)
     for n in (4096, 1000):  # the one-launch backward of few rows (row and column programs)
-        small = _plan.backward_plan(_plan.bucket_of(n), bf16, torch.float32, True, cpu).small
+        small = _plan.backward_plan(_plan.bucket_of(n), bf16, torch.float32, True, cpu, True).small
         options = small.launch.options(16 if n == 4096 else 8, _plan.HAS_DRES | _plan.HAS_DX_COPY)
         yield f"small backward, N={n}", "_rms_norm_bwd_small_kernel", options, (), None
     for bucket in (0, -1):  # rows past one block, and from STREAM_MIN_N on
         fwd = _plan.forward_plan(bucket, bf16, bf16, True, cpu).main
         name = f"fused forward, chunked rows{', streamed' if bucket < 0 else ''}"
         yield name, fwd_kernel, fwd.launch.options(16), (), None
-    plan = _plan.backward_plan(0, bf16, bf16, True, cpu)
+    plan = _plan.backward_plan(0, bf16, bf16, True, cpu, True)
     # as configured, and on column blocks of 4096, where a block holds two bf16 rows
     two_rows = RowConfig.from_heuristic(4096, _config.BACKWARD_TILE_BYTES // bf16.itemsize)
     split_two_rows = _plan._backward_launch(two_rows, True, True, True)
@@ -188,7 +190,7 @@ def variants():
         options = split.launch.options(16, flags)
         yield name, bwd_kernel, options, ("DW",), multi_row_tile(split)
     # few split rows in one launch (segmented), and the row walk (off by default) past them
-    small = _plan.backward_plan(16384, bf16, torch.float32, True, cpu).small
+    small = _plan.backward_plan(16384, bf16, torch.float32, True, cpu, True).small
     walk = _plan._walk_launch(True, True)
     for align in (16, 8):
         options = small.launch.options(align, _plan.HAS_DRES | _plan.HAS_DX_COPY)

@@ -47,9 +47,10 @@ SPLIT_BLOCK_N = 8192
 SPLIT_BACKWARD_ABOVE_N = 8192
 # the same for the plain backward (no d_residual_out, so two rows to hold, not three)
 SPLIT_PLAIN_BACKWARD_ABOVE_N = 8192
-# one-block backwards of rows longer than LONG_ROW_N (taken where SPLIT_BACKWARD_ABOVE_N lets
-# them) hold the row and the dweight sum in registers: fewer elements per warp, no prefetch
-# and the weight loaded per row block are the ways to fit them without spilling; the defaults
+# one-block backwards of rows longer than LONG_ROW_N (taken where SPLIT_BACKWARD_ABOVE_N or,
+# for the plain backward, SPLIT_PLAIN_BACKWARD_ABOVE_N lets them) hold the row and the
+# dweight sum in registers: fewer elements per warp, no prefetch and the weight loaded per
+# row block are the ways to fit them without spilling; the defaults
 # are the other rows' (512 elements a warp, prefetch, the weight held) until a sweep on the
 # GPU (docs/perf-notes.md) chooses, except that up to 32 warps are allowed there (1,024
 # threads, 16 elements of a row each; 16 warps before a3e53d8, so earlier sweeps of

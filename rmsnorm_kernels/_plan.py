@@ -347,7 +347,7 @@ def backward_plan(
     w_dtype,
     compute_dw: bool,
     device: torch.device,
-    has_dres: bool = False,
+    has_dres: bool,
 ) -> BackwardPlan:
     """The backward of one cache key; ``has_dres``: the fused backward's, which also reads
     d_residual_out (a third row to hold, so it leaves one block at narrower rows)."""

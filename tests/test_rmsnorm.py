@@ -6,6 +6,7 @@ rmsnorm_kernels.reference.
 """
 
 import contextlib
+import functools
 import itertools
 import json
 import os
@@ -298,7 +299,7 @@ def test_backward_on_both_sides_of_the_few_rows_threshold(monkeypatch, op):
     monkeypatch.setattr(_config, "SMALL_MAX_ELEMENTS", 0)
     ops.clear_caches()
     try:
-        plan = _plan.backward_plan(2048, BF16, BF16, True, device_key())
+        plan = _plan.backward_plan(2048, BF16, BF16, True, device_key(), False)
         assert plan.few is not None and plan.small is None
         for m, expected in ((plan.few_max_m, plan.few), (plan.few_max_m + 1, plan.main)):
             case = Case((m,), 2048, BF16, BF16)
@@ -317,7 +318,7 @@ def test_backward_on_both_sides_of_the_small_threshold(op, n, dtype, w_dtype):
     """Up to small.max_m rows the backward is one launch: one row program that writes dweight
     itself, or row and column programs (the column programs' dweight over several of their
     row steps at the threshold); past it the persistent backward. All are right."""
-    plan = _plan.backward_plan(_plan.bucket_of(n), dtype, w_dtype, True, device_key())
+    plan = _plan.backward_plan(_plan.bucket_of(n), dtype, w_dtype, True, device_key(), False)
     small = plan.small
     assert small is not None and small.max_m > 1
     # one row program alone (it writes dweight), several with column programs, then past it
@@ -359,7 +360,7 @@ def test_backward_of_few_split_rows_is_one_segmented_launch(monkeypatch, op, n, 
         monkeypatch.setattr(_config, "INTERPRETER_PROGRAMS", 8)
     ops.clear_caches()
     try:
-        plan = _plan.backward_plan(_plan.bucket_of(n), dtype, w_dtype, True, device_key())
+        plan = _plan.backward_plan(_plan.bucket_of(n), dtype, w_dtype, True, device_key(), False)
         small = plan.small
         assert plan.split_row and small is not None and small.segment_block_n
         assert small.max_m == 9 and small.dw_block_n == (_config.SMALL_DW_BLOCK_N if w_dtype else 0)
@@ -379,10 +380,10 @@ def test_backward_of_few_split_rows_is_one_segmented_launch(monkeypatch, op, n, 
         if DEVICE == "cpu":  # 8 programs: 3 segments for one row, 1 for 9 rows
             assert max(seen) > 2 and 1 in seen
         # rows past one block keep the split backward, unless SEGMENT_LONG_ROWS
-        assert _plan.backward_plan(0, dtype, w_dtype, True, device_key()).small is None
+        assert _plan.backward_plan(0, dtype, w_dtype, True, device_key(), False).small is None
         monkeypatch.setattr(_config, "SEGMENT_LONG_ROWS", True)
         ops.clear_caches()
-        long_rows = _plan.backward_plan(0, dtype, w_dtype, True, device_key()).small
+        long_rows = _plan.backward_plan(0, dtype, w_dtype, True, device_key(), False).small
         assert long_rows is not None and long_rows.segment_block_n
         case = Case((3,), 20000, dtype, w_dtype)
         taken = launches_in(lambda: check_backward_direct(case, op))
@@ -404,7 +405,7 @@ def test_the_row_walk_backward_with_more_rows_than_programs(monkeypatch, op, n, 
         monkeypatch.setattr(_config, "INTERPRETER_PROGRAMS", 3)
     ops.clear_caches()
     try:
-        plan = _plan.backward_plan(_plan.bucket_of(n), dtype, w_dtype, True, device_key())
+        plan = _plan.backward_plan(_plan.bucket_of(n), dtype, w_dtype, True, device_key(), False)
         programs = plan.walk.programs
         for m in (2, programs + 2) if DEVICE == "cpu" else (2, programs + 2, 3 * programs):
             assert plan.walk_for(m) is plan.walk and plan.walk.grid(m) == min(m, programs)
@@ -419,7 +420,7 @@ def test_the_row_walk_backward_with_more_rows_than_programs(monkeypatch, op, n, 
 def test_few_split_rows_too_long_for_their_blocks_take_the_main_tile():
     """Column blocks of SPLIT_FEW_BLOCK_N would pass a grid's 65,535 in rows of more than
     134M elements, which the main tile's 8,192 still hold (up to ops.MAX_ROW_ELEMENTS)."""
-    plan = _plan.backward_plan(0, BF16, BF16, True, device_key())
+    plan = _plan.backward_plan(0, BF16, BF16, True, device_key(), False)
     few_n = _config.MAX_GRID_Y * _config.SPLIT_FEW_BLOCK_N
     assert plan.for_rows(4, few_n) is plan.few
     assert plan.for_rows(4, few_n + 1) is plan.main
@@ -440,7 +441,7 @@ def test_split_row_backward_with_several_row_groups(monkeypatch, few_max_m):
     ops.clear_caches()
     case = Case((21,), 20000, BF16, F32)
     x, residual, weight, dy, d_res = make_inputs(case)
-    plan = _plan.backward_plan(0, x.dtype, weight.dtype, True, x.device)
+    plan = _plan.backward_plan(0, x.dtype, weight.dtype, True, x.device, False)
     tile = plan.for_rows(21, case.n)
     assert tile is (plan.few if few_max_m else plan.main)
     assert tile.block_n == (_config.SPLIT_FEW_BLOCK_N if few_max_m else _config.SPLIT_BLOCK_N)
@@ -457,24 +458,32 @@ def test_split_row_backward_with_several_row_groups(monkeypatch, few_max_m):
 
 @pytest.mark.parametrize("op", OPS)
 def test_rows_past_the_one_block_backwards_width_take_the_split_backward(monkeypatch, op):
-    """SPLIT_BACKWARD_ABOVE_N (the fused backward) and SPLIT_PLAIN_BACKWARD_ABOVE_N (the
-    plain one) move rows that fit one block to the split backward: those just past their
-    op's width are split (both host paths follow the plan, one per op), those at it are not,
-    and all are right."""
+    """SPLIT_BACKWARD_ABOVE_N (the backward with a d_residual_out) and
+    SPLIT_PLAIN_BACKWARD_ABOVE_N (without one) move rows that fit one block to the split
+    backward: each call takes its own plan, in both host paths (those just past its width are
+    split, those at it are not), and all are right."""
     monkeypatch.setattr(_config, "SPLIT_BACKWARD_ABOVE_N", 1024)
     monkeypatch.setattr(_config, "SPLIT_PLAIN_BACKWARD_ABOVE_N", 2048)
     monkeypatch.setattr(_config, "SEGMENT_MAX_M", 0)  # 5 rows: else the one-launch backward
     monkeypatch.setattr(_config, "WALK_BACKWARD", False)  # and past it the row walk
     ops.clear_caches()
-    fused = op == "fused_add"
     try:
         for n in (1024, 1100, 2048, 2100):
             key = (_plan.bucket_of(n), BF16, BF16, True, device_key())
             for has_dres, above in ((True, 1024), (False, 2048)):
                 assert _plan.backward_plan(*key, has_dres).split_row is (n > above), n
-            plan, split = _plan.backward_plan(*key, fused), n > (1024 if fused else 2048)
-            taken = launches_in(lambda n=n: check_backward_direct(Case((5,), n, BF16, BF16), op))
-            assert (plan.row_dot in taken) is split, n
+            x, residual, weight, dy, d_res = make_inputs(Case((5,), n, BF16, BF16))
+            rows = residual if op == "fused_add" else None
+            _, residual_out, rstd = ops.rms_norm_forward(x, weight, EPS, residual=rows)
+            x_in = x if residual_out is None else residual_out
+            # each call alone, so that one's launches cannot stand for the other's
+            for d_residual_out in (None, d_res) if op == "fused_add" else (None,):
+                call = (ops.rms_norm_backward, dy, x_in, weight, rstd, d_residual_out)
+                taken = launches_in(functools.partial(*call))
+                split = n > (2048 if d_residual_out is None else 1024)
+                row_dot = any(t.kernel is _kernels._row_dot_kernel for t in taken)
+                assert row_dot is split, (n, d_residual_out is not None)
+            check_backward_direct(Case((5,), n, BF16, BF16), op)
     finally:
         monkeypatch.undo()
         ops.clear_caches()
@@ -504,7 +513,7 @@ def test_long_rows_in_one_block_with_the_long_row_constants(
     ops.clear_caches()
     try:
         for n, long in ((512, False), (1000, True)):
-            plan = _plan.backward_plan(_plan.bucket_of(n), BF16, F32, True, device_key())
+            plan = _plan.backward_plan(_plan.bucket_of(n), BF16, F32, True, device_key(), False)
             assert not plan.split_row, n
             for tile in {plan.main, plan.few or plan.main}:
                 launch = tile.launch
@@ -544,7 +553,7 @@ def test_long_rows_take_at_most_16_warps_on_rocm(monkeypatch):
         for hip, warps in ((None, 32), ("6.4.0", 16)):
             monkeypatch.setattr(torch.version, "hip", hip)
             ops.clear_caches()
-            plan = _plan.backward_plan(1024, BF16, BF16, True, torch.device("cpu"))
+            plan = _plan.backward_plan(1024, BF16, BF16, True, torch.device("cpu"), False)
             assert plan.main.launch.num_warps == warps, hip
     finally:
         monkeypatch.undo()
@@ -705,7 +714,7 @@ def test_a_variant_is_compiled_once_per_specialisation(monkeypatch):
         assert_close(wl.grad, wr.grad, BF16, "dweight")
 
     # past the one-launch backward of few rows: several row groups, partials, then their sum
-    small = _plan.backward_plan(4096, BF16, BF16, True, torch.device(DEVICE)).small
+    small = _plan.backward_plan(4096, BF16, BF16, True, torch.device(DEVICE), False).small
     first = small.max_m + 1 if small else 64
     for m in (first, first + 136, first + 36):
         check(torch.randn(m, 4096, generator=g).to(BF16).to(DEVICE), f"M={m}")

@@ -154,7 +154,7 @@ Driver& driver() {
 
 struct Callbacks {
   py::object forward_plan;   // (x, weight or None, has_residual) -> tuple of ints
-  py::object backward_plan;  // (x, weight or None, compute_dw) -> tuple of ints
+  py::object backward_plan;  // (x, weight or None, compute_dw, has_dres) -> tuple of ints
   py::object compile;        // (launch id, grid, args, align, flags) -> variant tuple or None
   py::object launch;         // (launch id, grid, args, align, flags) -> None
 };
