@@ -42,26 +42,25 @@ FEW_ROWS_BLOCKS_PER_PROGRAM = 4
 # SPLIT_BLOCK_N; it replaced a chunked backward that was 1.2-1.8x slower
 SPLIT_BLOCK_N = 8192
 # rows whose block (N's next power of two) is wider than this take the split backward even
-# where they fit one block: the one-block backward of 16,384 columns spills registers, 4-12x
-# slower there at every row count on an H200
-SPLIT_BACKWARD_ABOVE_N = 8192
+# where they fit one block. 16,384: since e85437c the one-block backward of 16,384 columns
+# does not spill, and on an H100 at 235da6a it beat the split at every row count swept (512
+# to 8,192 rows; fused 1.13-1.39x, plain 1.13-1.60x; docs/perf-notes.md), so no row-count
+# floor either. Wider rows than one block of 16,384 always take the split
+SPLIT_BACKWARD_ABOVE_N = 16384
 # the same for the plain backward (no d_residual_out, so two rows to hold, not three)
-SPLIT_PLAIN_BACKWARD_ABOVE_N = 8192
-# one-block backwards of rows longer than LONG_ROW_N (taken where SPLIT_BACKWARD_ABOVE_N or,
-# for the plain backward, SPLIT_PLAIN_BACKWARD_ABOVE_N lets them) hold the row and the
-# dweight sum in registers: fewer elements per warp, no prefetch and the weight loaded per
-# row block are the ways to fit them without spilling; the defaults
-# are the other rows' (512 elements a warp, prefetch, the weight held) until a sweep on the
-# GPU (docs/perf-notes.md) chooses, except that up to 32 warps are allowed there (1,024
-# threads, 16 elements of a row each; 16 warps before a3e53d8, so earlier sweeps of
-# SPLIT_BACKWARD_ABOVE_N=16384 ran 16). On ROCm a warp is a wavefront of 64 threads and a
-# block holds at most 1,024 threads, so 16
+SPLIT_PLAIN_BACKWARD_ABOVE_N = 16384
+# one-block backwards of rows longer than LONG_ROW_N hold the row and the dweight sum in
+# registers: 1,024 elements a warp (16 warps at 16,384), no prefetch of the next row and the
+# weight loaded per row block keep them from spilling; the setting swept on an H100 at
+# 235da6a (docs/perf-notes.md). Up to 32 warps are allowed there (1,024 threads; 16 before
+# a3e53d8). On ROCm a warp is a wavefront of 64 threads and a block holds at most 1,024
+# threads, so 16
 LONG_ROW_N = 8192
 LONG_ROW_MAX_WARPS = 32
 ROCM_MAX_WARPS = 16
-LONG_ROW_BACKWARD_ELEMENTS_PER_WARP = 512
-LONG_ROW_BACKWARD_PREFETCH = True
-LONG_ROW_BACKWARD_WEIGHT_PER_BLOCK = False
+LONG_ROW_BACKWARD_ELEMENTS_PER_WARP = 1024
+LONG_ROW_BACKWARD_PREFETCH = False
+LONG_ROW_BACKWARD_WEIGHT_PER_BLOCK = True
 # where rows are few (up to SPLIT_FEW_MAX_M), the split backward's second pass takes column
 # blocks of SPLIT_FEW_BLOCK_N, one row at a time, so that a few rows still spread over many
 # programs (4 rows of 16,384 columns: 32 programs, not 8)

@@ -14,7 +14,7 @@ Every kernel reads rows through a row stride (the last dimension must be contigu
 accumulates in fp32. A row that fits one block (``SINGLE_BLOCK``, N up to 16K) is held in
 registers, several rows per program for small N. Longer rows: the forward walks each row in
 ``BLOCK_N`` chunks, twice (for few rows it may instead split each row over segments:
-``_row_sum_sq_kernel``, then ``_rms_norm_fwd_split_kernel``). The backward of rows past 8K
+``_row_sum_sq_kernel``, then ``_rms_norm_fwd_split_kernel``). The backward of rows past 16K
 (``_config.SPLIT_BACKWARD_ABOVE_N``, ``SPLIT_PLAIN_BACKWARD_ABOVE_N`` without a gradient of
 residual_out) is split in two passes, ``_row_dot_kernel`` summing
 g * x over segments of each row, then ``_rms_norm_bwd_kernel`` with ``SPLIT_ROW`` on column

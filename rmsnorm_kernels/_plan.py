@@ -350,7 +350,8 @@ def backward_plan(
     has_dres: bool,
 ) -> BackwardPlan:
     """The backward of one cache key; ``has_dres``: the fused backward's, which also reads
-    d_residual_out (a third row to hold, so it leaves one block at narrower rows)."""
+    d_residual_out (a third row to hold; its one-block width is set apart from the plain
+    backward's, though both are 16,384 today)."""
     split_above = (
         _config.SPLIT_BACKWARD_ABOVE_N if has_dres else _config.SPLIT_PLAIN_BACKWARD_ABOVE_N
     )

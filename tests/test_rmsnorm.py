@@ -354,8 +354,11 @@ def test_backward_of_few_split_rows_is_one_segmented_launch(monkeypatch, op, n, 
     """Up to SEGMENT_MAX_M rows past one block the backward is one launch: each row over
     segments (the last one short where N is not a multiple of the segment), each segment
     summing g * x over its whole row; one row over several segments, several rows over fewer,
-    then one segment a row; past it the split backward. All are right."""
+    then one segment a row; past it the split backward. All are right. The one-block widths
+    are set to 8,192 so that rows of 9,000-16,384 are split rows here."""
     monkeypatch.setattr(_config, "SEGMENT_MAX_M", 9)
+    monkeypatch.setattr(_config, "SPLIT_BACKWARD_ABOVE_N", 8192)
+    monkeypatch.setattr(_config, "SPLIT_PLAIN_BACKWARD_ABOVE_N", 8192)
     if DEVICE == "cpu":
         monkeypatch.setattr(_config, "INTERPRETER_PROGRAMS", 8)
     ops.clear_caches()
