@@ -401,8 +401,11 @@ def test_backward_of_few_split_rows_is_one_segmented_launch(monkeypatch, op, n, 
 def test_the_row_walk_backward_with_more_rows_than_programs(monkeypatch, op, n, dtype, w_dtype):
     """Past SEGMENT_MAX_M split rows, programs walk the rows one at a time (rows p, p + P,
     ...), each adding its dweight share to its own partial row: with more rows than programs
-    a program adds to its partial, with fewer some programs are idle. All are right."""
+    a program adds to its partial, with fewer some programs are idle. All are right. The
+    one-block widths are set to 8,192 so that rows of 9,000 are split rows here."""
     monkeypatch.setattr(_config, "SEGMENT_MAX_M", 1)
+    monkeypatch.setattr(_config, "SPLIT_BACKWARD_ABOVE_N", 8192)
+    monkeypatch.setattr(_config, "SPLIT_PLAIN_BACKWARD_ABOVE_N", 8192)
     monkeypatch.setattr(_config, "WALK_BACKWARD", True)  # off by default: it measured slower
     if DEVICE == "cpu":
         monkeypatch.setattr(_config, "INTERPRETER_PROGRAMS", 3)
