@@ -49,6 +49,10 @@ SPLIT_BLOCK_N = 8192
 SPLIT_BACKWARD_ABOVE_N = 16384
 # the same for the plain backward (no d_residual_out, so two rows to hold, not three)
 SPLIT_PLAIN_BACKWARD_ABOVE_N = 16384
+# float32 rows: a one-block backward of 16,384 of them spills (ptxas for sm_90a, 360 bytes a
+# thread fused and 108 plain at 16 warps; 192 and 28 at 32), so past 8,192 they keep the
+# split, as before def0bc1. Either width above that is narrower wins
+SPLIT_F32_BACKWARD_ABOVE_N = 8192
 # one-block backwards of rows longer than LONG_ROW_N hold the row and the dweight sum in
 # registers: 1,024 elements a warp (16 warps at 16,384), no prefetch of the next row and the
 # weight loaded per row block keep them from spilling; the setting swept on an H100 at

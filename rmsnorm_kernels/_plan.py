@@ -355,6 +355,8 @@ def backward_plan(
     split_above = (
         _config.SPLIT_BACKWARD_ABOVE_N if has_dres else _config.SPLIT_PLAIN_BACKWARD_ABOVE_N
     )
+    if x_dtype.itemsize > 2:
+        split_above = min(split_above, _config.SPLIT_F32_BACKWARD_ABOVE_N)
     split_row = bucket <= 0 or bucket > split_above  # past one block
     tile = _config.BACKWARD_TILE_BYTES // x_dtype.itemsize
     short = not split_row and bucket <= _config.SHORT_ROW_N and x_dtype.itemsize == 2

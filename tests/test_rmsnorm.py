@@ -462,6 +462,29 @@ def test_split_row_backward_with_several_row_groups(monkeypatch, few_max_m):
     ops.clear_caches()
 
 
+def test_float32_rows_keep_the_split_backward_past_their_own_width(monkeypatch):
+    """SPLIT_F32_BACKWARD_ABOVE_N caps the one-block width of float32 rows (one block of
+    16,384 of them spills), for the fused and the plain backward; 2-byte rows keep theirs."""
+    monkeypatch.setattr(_config, "SPLIT_BACKWARD_ABOVE_N", 16384)
+    monkeypatch.setattr(_config, "SPLIT_PLAIN_BACKWARD_ABOVE_N", 16384)
+    monkeypatch.setattr(_config, "SPLIT_F32_BACKWARD_ABOVE_N", 8192)
+    _plan.backward_plan.cache_clear()
+    try:
+        for has_dres in (True, False):
+            for n, dtype, split in ((16384, F32, True), (8192, F32, False), (16384, BF16, False),
+                                    (16384, F16, False)):  # fmt: skip
+                plan = _plan.backward_plan(n, dtype, F32, True, device_key(), has_dres)
+                assert plan.split_row is split, (n, dtype, has_dres)
+        # the narrower of the two wins
+        monkeypatch.setattr(_config, "SPLIT_PLAIN_BACKWARD_ABOVE_N", 4096)
+        _plan.backward_plan.cache_clear()
+        assert _plan.backward_plan(8192, F32, F32, True, device_key(), False).split_row
+        assert not _plan.backward_plan(8192, F32, F32, True, device_key(), True).split_row
+    finally:
+        monkeypatch.undo()
+        _plan.backward_plan.cache_clear()
+
+
 @pytest.mark.parametrize("op", OPS)
 def test_rows_past_the_one_block_backwards_width_take_the_split_backward(monkeypatch, op):
     """SPLIT_BACKWARD_ABOVE_N (the backward with a d_residual_out) and
