@@ -16,9 +16,10 @@ registers, several rows per program for small N. Longer rows: the forward walks 
 ``BLOCK_N`` chunks, twice (for few rows it may instead split each row over segments:
 ``_row_sum_sq_kernel``, then ``_rms_norm_fwd_split_kernel``). The backward of rows past 16K
 (``_config.SPLIT_BACKWARD_ABOVE_N``, ``SPLIT_PLAIN_BACKWARD_ABOVE_N`` without a gradient of
-residual_out) is split in two passes, ``_row_dot_kernel`` summing
-g * x over segments of each row, then ``_rms_norm_bwd_kernel`` with ``SPLIT_ROW`` on column
-blocks of the rows, so that one program's dweight partial covers many rows of its columns.
+residual_out; float32 rows past 8K, ``SPLIT_F32_BACKWARD_ABOVE_N``) is split in two
+passes, ``_row_dot_kernel`` summing g * x over segments of each row, then
+``_rms_norm_bwd_kernel`` with ``SPLIT_ROW`` on column blocks of the rows, so that one
+program's dweight partial covers many rows of its columns.
 The backward of few rows is one launch, ``_rms_norm_bwd_small_kernel``: row programs compute
 dx while column programs sum dweight over all rows, with no partials (rows past one block:
 each row program sums g * x over its whole row, then writes dx of one segment of it).

@@ -351,7 +351,8 @@ def backward_plan(
 ) -> BackwardPlan:
     """The backward of one cache key; ``has_dres``: the fused backward's, which also reads
     d_residual_out (a third row to hold; its one-block width is set apart from the plain
-    backward's, though both are 16,384 today)."""
+    backward's, though both are 16,384 today). Float32 rows take the narrower of that and
+    their own width (SPLIT_F32_BACKWARD_ABOVE_N)."""
     split_above = (
         _config.SPLIT_BACKWARD_ABOVE_N if has_dres else _config.SPLIT_PLAIN_BACKWARD_ABOVE_N
     )

@@ -30,8 +30,9 @@ def test_kernels_compile_to_vector_accesses_without_tile_relayouts():
 
 
 def test_a_variant_that_spills_registers_is_named():
-    """The one-block backward of 16,384 columns with the next row prefetched (as it was before
-    c02ae07, 4-12x slower) spills about 2 KB a thread: the check fails and names it."""
+    """The one-block backward of 16,384 columns with the next row prefetched and 32 warps'
+    worth of elements in 16 (a setting measured 4-12x slower before c02ae07) spills about 2
+    KB a thread: the check fails and names it."""
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     script = (
         "import sys; from rmsnorm_kernels import _config; from rmsnorm_bench import codegen; "

@@ -462,6 +462,22 @@ def test_split_row_backward_with_several_row_groups(monkeypatch, few_max_m):
     ops.clear_caches()
 
 
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("n, dtype, w_dtype", [(12000, BF16, BF16), (16384, F16, F32)])
+def test_rows_of_up_to_16384_take_the_one_block_backward_by_default(op, n, dtype, w_dtype):
+    """With the default constants, bf16/f16 rows of 8,192-16,384 columns past the one-launch
+    backward (SEGMENT_MAX_M rows) take the long-row one-block backward, no row-dot pass, and
+    are right."""
+    m = _config.SEGMENT_MAX_M + 4
+    for has_dres in (True, False):
+        key = (_plan.bucket_of(n), dtype, w_dtype, True, device_key(), has_dres)
+        plan = _plan.backward_plan(*key)
+        assert not plan.split_row and plan.small_for(m) is None
+    taken = launches_in(lambda: check_backward_direct(Case((m,), n, dtype, w_dtype), op))
+    assert not any(t.kernel is _kernels._row_dot_kernel for t in taken)
+    assert any(t.kernel is _kernels._rms_norm_bwd_kernel for t in taken)
+
+
 def test_float32_rows_keep_the_split_backward_past_their_own_width(monkeypatch):
     """SPLIT_F32_BACKWARD_ABOVE_N caps the one-block width of float32 rows (one block of
     16,384 of them spills), for the fused and the plain backward; 2-byte rows keep theirs."""
