@@ -758,10 +758,15 @@ def test_a_variant_is_compiled_once_per_specialisation(monkeypatch):
         assert_close(x.grad, xr.grad, BF16, f"{label}: dx")
         assert_close(wl.grad, wr.grad, BF16, "dweight")
 
-    # past the one-launch backward of few rows: several row groups, partials, then their sum
-    small = _plan.backward_plan(4096, BF16, BF16, True, torch.device(DEVICE), False).small
-    first = small.max_m + 1 if small else 64
-    for m in (first, first + 136, first + 36):
+    # past the one-launch backward of few rows and the few-rows tile (4 row blocks a program:
+    # 1,056 rows on an H100's 132 SMs, 32 under the interpreter), so that every M takes the
+    # main tile on a full persistent grid: row groups, partials, then their sum
+    plan = _plan.backward_plan(4096, BF16, BF16, True, torch.device(DEVICE), False)
+    first = max(plan.small.max_m if plan.small else 63, plan.few_max_m) + 1
+    rows = (first, first + 136, first + 36)
+    assert all(plan.for_rows(m, 4096) is plan.main and not plan.small_for(m) for m in rows)
+    assert all(plan.grid(plan.main, m, 4096)[0] == plan.max_programs for m in rows)
+    for m in rows:
         check(torch.randn(m, 4096, generator=g).to(BF16).to(DEVICE), f"M={m}")
     assert sorted(compiled) == sorted(
         ["_rms_norm_fwd_kernel", "_rms_norm_bwd_kernel", "_sum_partials_kernel"]
