@@ -484,7 +484,7 @@ def test_float32_rows_keep_the_split_backward_past_their_own_width(monkeypatch):
     monkeypatch.setattr(_config, "SPLIT_BACKWARD_ABOVE_N", 16384)
     monkeypatch.setattr(_config, "SPLIT_PLAIN_BACKWARD_ABOVE_N", 16384)
     monkeypatch.setattr(_config, "SPLIT_F32_BACKWARD_ABOVE_N", 8192)
-    _plan.backward_plan.cache_clear()
+    ops.clear_caches()
     try:
         for has_dres in (True, False):
             for n, dtype, split in ((16384, F32, True), (8192, F32, False), (16384, BF16, False),
@@ -493,12 +493,12 @@ def test_float32_rows_keep_the_split_backward_past_their_own_width(monkeypatch):
                 assert plan.split_row is split, (n, dtype, has_dres)
         # the narrower of the two wins
         monkeypatch.setattr(_config, "SPLIT_PLAIN_BACKWARD_ABOVE_N", 4096)
-        _plan.backward_plan.cache_clear()
+        ops.clear_caches()
         assert _plan.backward_plan(8192, F32, F32, True, device_key(), False).split_row
         assert not _plan.backward_plan(8192, F32, F32, True, device_key(), True).split_row
     finally:
         monkeypatch.undo()
-        _plan.backward_plan.cache_clear()
+        ops.clear_caches()
 
 
 @pytest.mark.parametrize("op", OPS)
