@@ -1,104 +1,154 @@
 // written by rmsnorm_bench.publish from rmsnorm_bench/views.js
 var VIEWS = {
- "default": "nvidia-h200",
+ "default": "nvidia-h100-80gb-hbm3+nvidia-h200",
  "machines": [
+  "nvidia-h100-80gb-hbm3+nvidia-h200",
+  "nvidia-h100-80gb-hbm3",
   "nvidia-h200",
   "cpu-smoke"
  ],
  "benchmarks": {
   "bench_rmsnorm.FusedAddRMSNormBackward.track_bandwidth": {
+   "nvidia-h100-80gb-hbm3+nvidia-h200": "machine=nvidia-h100-80gb-hbm3&machine=nvidia-h200&p-case='1x4096-bf16'&p-case='128x4096-bf16'&p-case='4096x4096-bf16'&p-case='512x2048-bf16'&p-case='512x3000-f32'&p-case='1024x8192-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='triton'&y-axis-scale=log&view=nvidia-h100-80gb-hbm3%2Bnvidia-h200",
+   "nvidia-h100-80gb-hbm3": "machine=nvidia-h100-80gb-hbm3&p-case='1x4096-bf16'&p-case='128x4096-bf16'&p-case='4096x4096-bf16'&p-case='512x2048-bf16'&p-case='512x3000-f32'&p-case='1024x8192-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='triton'&y-axis-scale=log&view=nvidia-h100-80gb-hbm3",
    "nvidia-h200": "machine=nvidia-h200&p-case='1x4096-bf16'&p-case='128x4096-bf16'&p-case='4096x4096-bf16'&p-case='512x2048-bf16'&p-case='512x3000-f32'&p-case='1024x8192-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='triton'&y-axis-scale=log&view=nvidia-h200",
    "cpu-smoke": "machine=cpu-smoke&p-backend='triton'&view=cpu-smoke"
   },
   "bench_rmsnorm.FusedAddRMSNormBackward.track_device_time": {
+   "nvidia-h100-80gb-hbm3+nvidia-h200": "machine=nvidia-h100-80gb-hbm3&machine=nvidia-h200&p-case='1x4096-bf16'&p-case='128x4096-bf16'&p-case='4096x4096-bf16'&p-case='512x2048-bf16'&p-case='512x3000-f32'&p-case='1024x8192-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='triton'&y-axis-scale=log&view=nvidia-h100-80gb-hbm3%2Bnvidia-h200",
+   "nvidia-h100-80gb-hbm3": "machine=nvidia-h100-80gb-hbm3&p-case='1x4096-bf16'&p-case='128x4096-bf16'&p-case='4096x4096-bf16'&p-case='512x2048-bf16'&p-case='512x3000-f32'&p-case='1024x8192-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='triton'&y-axis-scale=log&view=nvidia-h100-80gb-hbm3",
    "nvidia-h200": "machine=nvidia-h200&p-case='1x4096-bf16'&p-case='128x4096-bf16'&p-case='4096x4096-bf16'&p-case='512x2048-bf16'&p-case='512x3000-f32'&p-case='1024x8192-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='triton'&y-axis-scale=log&view=nvidia-h200",
    "cpu-smoke": "machine=cpu-smoke&p-backend='triton'&view=cpu-smoke"
   },
   "bench_rmsnorm.FusedAddRMSNormBackward.track_device_time_cold": {
+   "nvidia-h100-80gb-hbm3+nvidia-h200": "machine=nvidia-h100-80gb-hbm3&machine=nvidia-h200&p-case='1x4096-bf16'&p-case='128x4096-bf16'&p-case='4096x4096-bf16'&p-case='512x2048-bf16'&p-case='512x3000-f32'&p-case='1024x8192-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='triton'&y-axis-scale=log&view=nvidia-h100-80gb-hbm3%2Bnvidia-h200",
+   "nvidia-h100-80gb-hbm3": "machine=nvidia-h100-80gb-hbm3&p-case='1x4096-bf16'&p-case='128x4096-bf16'&p-case='4096x4096-bf16'&p-case='512x2048-bf16'&p-case='512x3000-f32'&p-case='1024x8192-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='triton'&y-axis-scale=log&view=nvidia-h100-80gb-hbm3",
    "nvidia-h200": "machine=nvidia-h200&p-case='1x4096-bf16'&p-case='128x4096-bf16'&p-case='4096x4096-bf16'&p-case='512x2048-bf16'&p-case='512x3000-f32'&p-case='1024x8192-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='triton'&y-axis-scale=log&view=nvidia-h200",
    "cpu-smoke": "machine=cpu-smoke&p-backend='triton'&view=cpu-smoke"
   },
   "bench_rmsnorm.FusedAddRMSNormBackward.track_peak_memory": {
+   "nvidia-h100-80gb-hbm3+nvidia-h200": "machine=nvidia-h100-80gb-hbm3&machine=nvidia-h200&p-case='1x4096-bf16'&p-case='128x4096-bf16'&p-case='4096x4096-bf16'&p-case='512x2048-bf16'&p-case='512x3000-f32'&p-case='1024x8192-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='triton'&y-axis-scale=log&view=nvidia-h100-80gb-hbm3%2Bnvidia-h200",
+   "nvidia-h100-80gb-hbm3": "machine=nvidia-h100-80gb-hbm3&p-case='1x4096-bf16'&p-case='128x4096-bf16'&p-case='4096x4096-bf16'&p-case='512x2048-bf16'&p-case='512x3000-f32'&p-case='1024x8192-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='triton'&y-axis-scale=log&view=nvidia-h100-80gb-hbm3",
    "nvidia-h200": "machine=nvidia-h200&p-case='1x4096-bf16'&p-case='128x4096-bf16'&p-case='4096x4096-bf16'&p-case='512x2048-bf16'&p-case='512x3000-f32'&p-case='1024x8192-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='triton'&y-axis-scale=log&view=nvidia-h200",
    "cpu-smoke": "machine=cpu-smoke&p-backend='triton'&view=cpu-smoke"
   },
   "bench_rmsnorm.FusedAddRMSNormBackward.track_public_ratio": {
+   "nvidia-h100-80gb-hbm3+nvidia-h200": "machine=nvidia-h100-80gb-hbm3&machine=nvidia-h200&p-case='1x4096-bf16'&p-case='128x4096-bf16'&p-case='4096x4096-bf16'&p-case='512x2048-bf16'&p-case='512x3000-f32'&p-case='1024x8192-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='torch'&view=nvidia-h100-80gb-hbm3%2Bnvidia-h200",
+   "nvidia-h100-80gb-hbm3": "machine=nvidia-h100-80gb-hbm3&p-case='1x4096-bf16'&p-case='128x4096-bf16'&p-case='4096x4096-bf16'&p-case='512x2048-bf16'&p-case='512x3000-f32'&p-case='1024x8192-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='torch'&view=nvidia-h100-80gb-hbm3",
    "nvidia-h200": "machine=nvidia-h200&p-case='1x4096-bf16'&p-case='128x4096-bf16'&p-case='4096x4096-bf16'&p-case='512x2048-bf16'&p-case='512x3000-f32'&p-case='1024x8192-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='torch'&view=nvidia-h200",
    "cpu-smoke": "machine=cpu-smoke&view=cpu-smoke"
   },
   "bench_rmsnorm.FusedAddRMSNormBackward.track_time": {
+   "nvidia-h100-80gb-hbm3+nvidia-h200": "machine=nvidia-h100-80gb-hbm3&machine=nvidia-h200&p-case='1x4096-bf16'&p-case='128x4096-bf16'&p-case='4096x4096-bf16'&p-case='512x2048-bf16'&p-case='512x3000-f32'&p-case='1024x8192-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='triton'&y-axis-scale=log&view=nvidia-h100-80gb-hbm3%2Bnvidia-h200",
+   "nvidia-h100-80gb-hbm3": "machine=nvidia-h100-80gb-hbm3&p-case='1x4096-bf16'&p-case='128x4096-bf16'&p-case='4096x4096-bf16'&p-case='512x2048-bf16'&p-case='512x3000-f32'&p-case='1024x8192-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='triton'&y-axis-scale=log&view=nvidia-h100-80gb-hbm3",
    "nvidia-h200": "machine=nvidia-h200&p-case='1x4096-bf16'&p-case='128x4096-bf16'&p-case='4096x4096-bf16'&p-case='512x2048-bf16'&p-case='512x3000-f32'&p-case='1024x8192-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='triton'&view=nvidia-h200",
    "cpu-smoke": "machine=cpu-smoke&p-case='1x256-bf16'&p-case='16x1000-f32'&p-case='3x20000-bf16'&p-backend='triton'&y-axis-scale=log&view=cpu-smoke"
   },
   "bench_rmsnorm.FusedAddRMSNormForward.track_bandwidth": {
+   "nvidia-h100-80gb-hbm3+nvidia-h200": "machine=nvidia-h100-80gb-hbm3&machine=nvidia-h200&p-case='1x4096-bf16'&p-case='128x4096-bf16'&p-case='4096x4096-bf16'&p-case='512x2048-bf16'&p-case='512x3000-f32'&p-case='1024x8192-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='triton'&y-axis-scale=log&view=nvidia-h100-80gb-hbm3%2Bnvidia-h200",
+   "nvidia-h100-80gb-hbm3": "machine=nvidia-h100-80gb-hbm3&p-case='1x4096-bf16'&p-case='128x4096-bf16'&p-case='4096x4096-bf16'&p-case='512x2048-bf16'&p-case='512x3000-f32'&p-case='1024x8192-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='triton'&y-axis-scale=log&view=nvidia-h100-80gb-hbm3",
    "nvidia-h200": "machine=nvidia-h200&p-case='1x4096-bf16'&p-case='128x4096-bf16'&p-case='4096x4096-bf16'&p-case='512x2048-bf16'&p-case='512x3000-f32'&p-case='1024x8192-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='triton'&y-axis-scale=log&view=nvidia-h200",
    "cpu-smoke": "machine=cpu-smoke&p-backend='triton'&view=cpu-smoke"
   },
   "bench_rmsnorm.FusedAddRMSNormForward.track_device_time": {
+   "nvidia-h100-80gb-hbm3+nvidia-h200": "machine=nvidia-h100-80gb-hbm3&machine=nvidia-h200&p-case='1x4096-bf16'&p-case='128x4096-bf16'&p-case='4096x4096-bf16'&p-case='512x2048-bf16'&p-case='512x3000-f32'&p-case='1024x8192-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='triton'&y-axis-scale=log&view=nvidia-h100-80gb-hbm3%2Bnvidia-h200",
+   "nvidia-h100-80gb-hbm3": "machine=nvidia-h100-80gb-hbm3&p-case='1x4096-bf16'&p-case='128x4096-bf16'&p-case='4096x4096-bf16'&p-case='512x2048-bf16'&p-case='512x3000-f32'&p-case='1024x8192-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='triton'&y-axis-scale=log&view=nvidia-h100-80gb-hbm3",
    "nvidia-h200": "machine=nvidia-h200&p-case='1x4096-bf16'&p-case='128x4096-bf16'&p-case='4096x4096-bf16'&p-case='512x2048-bf16'&p-case='512x3000-f32'&p-case='1024x8192-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='triton'&y-axis-scale=log&view=nvidia-h200",
    "cpu-smoke": "machine=cpu-smoke&p-backend='triton'&view=cpu-smoke"
   },
   "bench_rmsnorm.FusedAddRMSNormForward.track_device_time_cold": {
+   "nvidia-h100-80gb-hbm3+nvidia-h200": "machine=nvidia-h100-80gb-hbm3&machine=nvidia-h200&p-case='1x4096-bf16'&p-case='128x4096-bf16'&p-case='4096x4096-bf16'&p-case='512x2048-bf16'&p-case='512x3000-f32'&p-case='1024x8192-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='triton'&y-axis-scale=log&view=nvidia-h100-80gb-hbm3%2Bnvidia-h200",
+   "nvidia-h100-80gb-hbm3": "machine=nvidia-h100-80gb-hbm3&p-case='1x4096-bf16'&p-case='128x4096-bf16'&p-case='4096x4096-bf16'&p-case='512x2048-bf16'&p-case='512x3000-f32'&p-case='1024x8192-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='triton'&y-axis-scale=log&view=nvidia-h100-80gb-hbm3",
    "nvidia-h200": "machine=nvidia-h200&p-case='1x4096-bf16'&p-case='128x4096-bf16'&p-case='4096x4096-bf16'&p-case='512x2048-bf16'&p-case='512x3000-f32'&p-case='1024x8192-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='triton'&y-axis-scale=log&view=nvidia-h200",
    "cpu-smoke": "machine=cpu-smoke&p-backend='triton'&view=cpu-smoke"
   },
   "bench_rmsnorm.FusedAddRMSNormForward.track_peak_memory": {
+   "nvidia-h100-80gb-hbm3+nvidia-h200": "machine=nvidia-h100-80gb-hbm3&machine=nvidia-h200&p-case='1x4096-bf16'&p-case='128x4096-bf16'&p-case='4096x4096-bf16'&p-case='512x2048-bf16'&p-case='512x3000-f32'&p-case='1024x8192-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='triton'&y-axis-scale=log&view=nvidia-h100-80gb-hbm3%2Bnvidia-h200",
+   "nvidia-h100-80gb-hbm3": "machine=nvidia-h100-80gb-hbm3&p-case='1x4096-bf16'&p-case='128x4096-bf16'&p-case='4096x4096-bf16'&p-case='512x2048-bf16'&p-case='512x3000-f32'&p-case='1024x8192-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='triton'&y-axis-scale=log&view=nvidia-h100-80gb-hbm3",
    "nvidia-h200": "machine=nvidia-h200&p-case='1x4096-bf16'&p-case='128x4096-bf16'&p-case='4096x4096-bf16'&p-case='512x2048-bf16'&p-case='512x3000-f32'&p-case='1024x8192-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='triton'&y-axis-scale=log&view=nvidia-h200",
    "cpu-smoke": "machine=cpu-smoke&p-backend='triton'&view=cpu-smoke"
   },
   "bench_rmsnorm.FusedAddRMSNormForward.track_public_ratio": {
+   "nvidia-h100-80gb-hbm3+nvidia-h200": "machine=nvidia-h100-80gb-hbm3&machine=nvidia-h200&p-case='1x4096-bf16'&p-case='128x4096-bf16'&p-case='4096x4096-bf16'&p-case='512x2048-bf16'&p-case='512x3000-f32'&p-case='1024x8192-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='torch'&view=nvidia-h100-80gb-hbm3%2Bnvidia-h200",
+   "nvidia-h100-80gb-hbm3": "machine=nvidia-h100-80gb-hbm3&p-case='1x4096-bf16'&p-case='128x4096-bf16'&p-case='4096x4096-bf16'&p-case='512x2048-bf16'&p-case='512x3000-f32'&p-case='1024x8192-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='torch'&view=nvidia-h100-80gb-hbm3",
    "nvidia-h200": "machine=nvidia-h200&p-case='1x4096-bf16'&p-case='128x4096-bf16'&p-case='4096x4096-bf16'&p-case='512x2048-bf16'&p-case='512x3000-f32'&p-case='1024x8192-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='torch'&view=nvidia-h200",
    "cpu-smoke": "machine=cpu-smoke&view=cpu-smoke"
   },
   "bench_rmsnorm.FusedAddRMSNormForward.track_time": {
+   "nvidia-h100-80gb-hbm3+nvidia-h200": "machine=nvidia-h100-80gb-hbm3&machine=nvidia-h200&p-case='1x4096-bf16'&p-case='128x4096-bf16'&p-case='4096x4096-bf16'&p-case='512x2048-bf16'&p-case='512x3000-f32'&p-case='1024x8192-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='triton'&y-axis-scale=log&view=nvidia-h100-80gb-hbm3%2Bnvidia-h200",
+   "nvidia-h100-80gb-hbm3": "machine=nvidia-h100-80gb-hbm3&p-case='1x4096-bf16'&p-case='128x4096-bf16'&p-case='4096x4096-bf16'&p-case='512x2048-bf16'&p-case='512x3000-f32'&p-case='1024x8192-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='triton'&y-axis-scale=log&view=nvidia-h100-80gb-hbm3",
    "nvidia-h200": "machine=nvidia-h200&p-case='1x4096-bf16'&p-case='128x4096-bf16'&p-case='4096x4096-bf16'&p-case='512x2048-bf16'&p-case='512x3000-f32'&p-case='1024x8192-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='triton'&y-axis-scale=log&view=nvidia-h200",
    "cpu-smoke": "machine=cpu-smoke&p-case='1x256-bf16'&p-case='16x1000-f32'&p-case='3x20000-bf16'&p-backend='triton'&y-axis-scale=log&view=cpu-smoke"
   },
   "bench_rmsnorm.RMSNormBackward.track_bandwidth": {
+   "nvidia-h100-80gb-hbm3+nvidia-h200": "machine=nvidia-h100-80gb-hbm3&machine=nvidia-h200&p-case='1x4096-bf16'&p-case='128x4096-bf16'&p-case='4096x4096-bf16'&p-case='512x2048-bf16'&p-case='512x3000-f32'&p-case='1024x8192-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='triton'&y-axis-scale=log&view=nvidia-h100-80gb-hbm3%2Bnvidia-h200",
+   "nvidia-h100-80gb-hbm3": "machine=nvidia-h100-80gb-hbm3&p-case='1x4096-bf16'&p-case='128x4096-bf16'&p-case='4096x4096-bf16'&p-case='512x2048-bf16'&p-case='512x3000-f32'&p-case='1024x8192-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='triton'&y-axis-scale=log&view=nvidia-h100-80gb-hbm3",
    "nvidia-h200": "machine=nvidia-h200&p-case='1x4096-bf16'&p-case='128x4096-bf16'&p-case='4096x4096-bf16'&p-case='512x2048-bf16'&p-case='512x3000-f32'&p-case='1024x8192-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='triton'&y-axis-scale=log&view=nvidia-h200",
    "cpu-smoke": "machine=cpu-smoke&p-backend='triton'&view=cpu-smoke"
   },
   "bench_rmsnorm.RMSNormBackward.track_device_time": {
+   "nvidia-h100-80gb-hbm3+nvidia-h200": "machine=nvidia-h100-80gb-hbm3&machine=nvidia-h200&p-case='1x4096-bf16'&p-case='128x4096-bf16'&p-case='4096x4096-bf16'&p-case='512x2048-bf16'&p-case='512x3000-f32'&p-case='1024x8192-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='triton'&y-axis-scale=log&view=nvidia-h100-80gb-hbm3%2Bnvidia-h200",
+   "nvidia-h100-80gb-hbm3": "machine=nvidia-h100-80gb-hbm3&p-case='1x4096-bf16'&p-case='128x4096-bf16'&p-case='4096x4096-bf16'&p-case='512x2048-bf16'&p-case='512x3000-f32'&p-case='1024x8192-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='triton'&y-axis-scale=log&view=nvidia-h100-80gb-hbm3",
    "nvidia-h200": "machine=nvidia-h200&p-case='1x4096-bf16'&p-case='128x4096-bf16'&p-case='4096x4096-bf16'&p-case='512x2048-bf16'&p-case='512x3000-f32'&p-case='1024x8192-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='triton'&y-axis-scale=log&view=nvidia-h200",
    "cpu-smoke": "machine=cpu-smoke&p-backend='triton'&view=cpu-smoke"
   },
   "bench_rmsnorm.RMSNormBackward.track_device_time_cold": {
+   "nvidia-h100-80gb-hbm3+nvidia-h200": "machine=nvidia-h100-80gb-hbm3&machine=nvidia-h200&p-case='1x4096-bf16'&p-case='128x4096-bf16'&p-case='4096x4096-bf16'&p-case='512x2048-bf16'&p-case='512x3000-f32'&p-case='1024x8192-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='triton'&y-axis-scale=log&view=nvidia-h100-80gb-hbm3%2Bnvidia-h200",
+   "nvidia-h100-80gb-hbm3": "machine=nvidia-h100-80gb-hbm3&p-case='1x4096-bf16'&p-case='128x4096-bf16'&p-case='4096x4096-bf16'&p-case='512x2048-bf16'&p-case='512x3000-f32'&p-case='1024x8192-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='triton'&y-axis-scale=log&view=nvidia-h100-80gb-hbm3",
    "nvidia-h200": "machine=nvidia-h200&p-case='1x4096-bf16'&p-case='128x4096-bf16'&p-case='4096x4096-bf16'&p-case='512x2048-bf16'&p-case='512x3000-f32'&p-case='1024x8192-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='triton'&y-axis-scale=log&view=nvidia-h200",
    "cpu-smoke": "machine=cpu-smoke&p-backend='triton'&view=cpu-smoke"
   },
   "bench_rmsnorm.RMSNormBackward.track_peak_memory": {
+   "nvidia-h100-80gb-hbm3+nvidia-h200": "machine=nvidia-h100-80gb-hbm3&machine=nvidia-h200&p-case='1x4096-bf16'&p-case='128x4096-bf16'&p-case='4096x4096-bf16'&p-case='512x2048-bf16'&p-case='512x3000-f32'&p-case='1024x8192-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='triton'&y-axis-scale=log&view=nvidia-h100-80gb-hbm3%2Bnvidia-h200",
+   "nvidia-h100-80gb-hbm3": "machine=nvidia-h100-80gb-hbm3&p-case='1x4096-bf16'&p-case='128x4096-bf16'&p-case='4096x4096-bf16'&p-case='512x2048-bf16'&p-case='512x3000-f32'&p-case='1024x8192-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='triton'&y-axis-scale=log&view=nvidia-h100-80gb-hbm3",
    "nvidia-h200": "machine=nvidia-h200&p-case='1x4096-bf16'&p-case='128x4096-bf16'&p-case='4096x4096-bf16'&p-case='512x2048-bf16'&p-case='512x3000-f32'&p-case='1024x8192-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='triton'&y-axis-scale=log&view=nvidia-h200",
    "cpu-smoke": "machine=cpu-smoke&p-backend='triton'&view=cpu-smoke"
   },
   "bench_rmsnorm.RMSNormBackward.track_public_ratio": {
+   "nvidia-h100-80gb-hbm3+nvidia-h200": "machine=nvidia-h100-80gb-hbm3&machine=nvidia-h200&p-case='1x4096-bf16'&p-case='128x4096-bf16'&p-case='4096x4096-bf16'&p-case='512x2048-bf16'&p-case='512x3000-f32'&p-case='1024x8192-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='torch'&view=nvidia-h100-80gb-hbm3%2Bnvidia-h200",
+   "nvidia-h100-80gb-hbm3": "machine=nvidia-h100-80gb-hbm3&p-case='1x4096-bf16'&p-case='128x4096-bf16'&p-case='4096x4096-bf16'&p-case='512x2048-bf16'&p-case='512x3000-f32'&p-case='1024x8192-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='torch'&view=nvidia-h100-80gb-hbm3",
    "nvidia-h200": "machine=nvidia-h200&p-case='1x4096-bf16'&p-case='128x4096-bf16'&p-case='4096x4096-bf16'&p-case='512x2048-bf16'&p-case='512x3000-f32'&p-case='1024x8192-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='torch'&view=nvidia-h200",
    "cpu-smoke": "machine=cpu-smoke&view=cpu-smoke"
   },
   "bench_rmsnorm.RMSNormBackward.track_time": {
+   "nvidia-h100-80gb-hbm3+nvidia-h200": "machine=nvidia-h100-80gb-hbm3&machine=nvidia-h200&p-case='1x4096-bf16'&p-case='128x4096-bf16'&p-case='4096x4096-bf16'&p-case='512x2048-bf16'&p-case='512x3000-f32'&p-case='1024x8192-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='triton'&view=nvidia-h100-80gb-hbm3%2Bnvidia-h200",
+   "nvidia-h100-80gb-hbm3": "machine=nvidia-h100-80gb-hbm3&p-case='1x4096-bf16'&p-case='128x4096-bf16'&p-case='4096x4096-bf16'&p-case='512x2048-bf16'&p-case='512x3000-f32'&p-case='1024x8192-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='triton'&view=nvidia-h100-80gb-hbm3",
    "nvidia-h200": "machine=nvidia-h200&p-case='1x4096-bf16'&p-case='128x4096-bf16'&p-case='4096x4096-bf16'&p-case='512x2048-bf16'&p-case='512x3000-f32'&p-case='1024x8192-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='triton'&view=nvidia-h200",
    "cpu-smoke": "machine=cpu-smoke&p-case='1x256-bf16'&p-case='16x1000-f32'&p-case='3x20000-bf16'&p-backend='triton'&y-axis-scale=log&view=cpu-smoke"
   },
   "bench_rmsnorm.RMSNormForward.track_bandwidth": {
+   "nvidia-h100-80gb-hbm3+nvidia-h200": "machine=nvidia-h100-80gb-hbm3&machine=nvidia-h200&p-case='1x4096-bf16'&p-case='128x4096-bf16'&p-case='4096x4096-bf16'&p-case='512x2048-bf16'&p-case='512x3000-f32'&p-case='1024x8192-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='triton'&y-axis-scale=log&view=nvidia-h100-80gb-hbm3%2Bnvidia-h200",
+   "nvidia-h100-80gb-hbm3": "machine=nvidia-h100-80gb-hbm3&p-case='1x4096-bf16'&p-case='128x4096-bf16'&p-case='4096x4096-bf16'&p-case='512x2048-bf16'&p-case='512x3000-f32'&p-case='1024x8192-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='triton'&y-axis-scale=log&view=nvidia-h100-80gb-hbm3",
    "nvidia-h200": "machine=nvidia-h200&p-case='1x4096-bf16'&p-case='128x4096-bf16'&p-case='4096x4096-bf16'&p-case='512x2048-bf16'&p-case='512x3000-f32'&p-case='1024x8192-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='triton'&y-axis-scale=log&view=nvidia-h200",
    "cpu-smoke": "machine=cpu-smoke&p-backend='triton'&view=cpu-smoke"
   },
   "bench_rmsnorm.RMSNormForward.track_device_time": {
+   "nvidia-h100-80gb-hbm3+nvidia-h200": "machine=nvidia-h100-80gb-hbm3&machine=nvidia-h200&p-case='1x4096-bf16'&p-case='128x4096-bf16'&p-case='4096x4096-bf16'&p-case='512x2048-bf16'&p-case='512x3000-f32'&p-case='1024x8192-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='triton'&y-axis-scale=log&view=nvidia-h100-80gb-hbm3%2Bnvidia-h200",
+   "nvidia-h100-80gb-hbm3": "machine=nvidia-h100-80gb-hbm3&p-case='1x4096-bf16'&p-case='128x4096-bf16'&p-case='4096x4096-bf16'&p-case='512x2048-bf16'&p-case='512x3000-f32'&p-case='1024x8192-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='triton'&y-axis-scale=log&view=nvidia-h100-80gb-hbm3",
    "nvidia-h200": "machine=nvidia-h200&p-case='1x4096-bf16'&p-case='128x4096-bf16'&p-case='4096x4096-bf16'&p-case='512x2048-bf16'&p-case='512x3000-f32'&p-case='1024x8192-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='triton'&y-axis-scale=log&view=nvidia-h200",
    "cpu-smoke": "machine=cpu-smoke&p-backend='triton'&view=cpu-smoke"
   },
   "bench_rmsnorm.RMSNormForward.track_device_time_cold": {
+   "nvidia-h100-80gb-hbm3+nvidia-h200": "machine=nvidia-h100-80gb-hbm3&machine=nvidia-h200&p-case='1x4096-bf16'&p-case='128x4096-bf16'&p-case='4096x4096-bf16'&p-case='512x2048-bf16'&p-case='512x3000-f32'&p-case='1024x8192-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='triton'&y-axis-scale=log&view=nvidia-h100-80gb-hbm3%2Bnvidia-h200",
+   "nvidia-h100-80gb-hbm3": "machine=nvidia-h100-80gb-hbm3&p-case='1x4096-bf16'&p-case='128x4096-bf16'&p-case='4096x4096-bf16'&p-case='512x2048-bf16'&p-case='512x3000-f32'&p-case='1024x8192-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='triton'&y-axis-scale=log&view=nvidia-h100-80gb-hbm3",
    "nvidia-h200": "machine=nvidia-h200&p-case='1x4096-bf16'&p-case='128x4096-bf16'&p-case='4096x4096-bf16'&p-case='512x2048-bf16'&p-case='512x3000-f32'&p-case='1024x8192-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='triton'&y-axis-scale=log&view=nvidia-h200",
    "cpu-smoke": "machine=cpu-smoke&p-backend='triton'&view=cpu-smoke"
   },
   "bench_rmsnorm.RMSNormForward.track_peak_memory": {
+   "nvidia-h100-80gb-hbm3+nvidia-h200": "machine=nvidia-h100-80gb-hbm3&machine=nvidia-h200&p-case='1x4096-bf16'&p-case='128x4096-bf16'&p-case='4096x4096-bf16'&p-case='512x2048-bf16'&p-case='512x3000-f32'&p-case='1024x8192-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='triton'&y-axis-scale=log&view=nvidia-h100-80gb-hbm3%2Bnvidia-h200",
+   "nvidia-h100-80gb-hbm3": "machine=nvidia-h100-80gb-hbm3&p-case='1x4096-bf16'&p-case='128x4096-bf16'&p-case='4096x4096-bf16'&p-case='512x2048-bf16'&p-case='512x3000-f32'&p-case='1024x8192-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='triton'&y-axis-scale=log&view=nvidia-h100-80gb-hbm3",
    "nvidia-h200": "machine=nvidia-h200&p-case='1x4096-bf16'&p-case='128x4096-bf16'&p-case='4096x4096-bf16'&p-case='512x2048-bf16'&p-case='512x3000-f32'&p-case='1024x8192-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='triton'&y-axis-scale=log&view=nvidia-h200",
    "cpu-smoke": "machine=cpu-smoke&p-backend='triton'&view=cpu-smoke"
   },
   "bench_rmsnorm.RMSNormForward.track_public_ratio": {
+   "nvidia-h100-80gb-hbm3+nvidia-h200": "machine=nvidia-h100-80gb-hbm3&machine=nvidia-h200&p-case='1x4096-bf16'&p-case='128x4096-bf16'&p-case='4096x4096-bf16'&p-case='512x2048-bf16'&p-case='512x3000-f32'&p-case='1024x8192-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='torch'&view=nvidia-h100-80gb-hbm3%2Bnvidia-h200",
+   "nvidia-h100-80gb-hbm3": "machine=nvidia-h100-80gb-hbm3&p-case='1x4096-bf16'&p-case='128x4096-bf16'&p-case='4096x4096-bf16'&p-case='512x2048-bf16'&p-case='512x3000-f32'&p-case='1024x8192-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='torch'&view=nvidia-h100-80gb-hbm3",
    "nvidia-h200": "machine=nvidia-h200&p-case='1x4096-bf16'&p-case='128x4096-bf16'&p-case='4096x4096-bf16'&p-case='512x2048-bf16'&p-case='512x3000-f32'&p-case='1024x8192-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='torch'&view=nvidia-h200",
    "cpu-smoke": "machine=cpu-smoke&view=cpu-smoke"
   },
   "bench_rmsnorm.RMSNormForward.track_time": {
+   "nvidia-h100-80gb-hbm3+nvidia-h200": "machine=nvidia-h100-80gb-hbm3&machine=nvidia-h200&p-case='1x4096-bf16'&p-case='128x4096-bf16'&p-case='4096x4096-bf16'&p-case='512x2048-bf16'&p-case='512x3000-f32'&p-case='1024x8192-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='triton'&y-axis-scale=log&view=nvidia-h100-80gb-hbm3%2Bnvidia-h200",
+   "nvidia-h100-80gb-hbm3": "machine=nvidia-h100-80gb-hbm3&p-case='1x4096-bf16'&p-case='128x4096-bf16'&p-case='4096x4096-bf16'&p-case='512x2048-bf16'&p-case='512x3000-f32'&p-case='1024x8192-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='triton'&y-axis-scale=log&view=nvidia-h100-80gb-hbm3",
    "nvidia-h200": "machine=nvidia-h200&p-case='1x4096-bf16'&p-case='128x4096-bf16'&p-case='4096x4096-bf16'&p-case='512x2048-bf16'&p-case='512x3000-f32'&p-case='1024x8192-bf16'&p-case='16384x4096-bf16'&p-case='8192x8192-bf16'&p-backend='triton'&y-axis-scale=log&view=nvidia-h200",
    "cpu-smoke": "machine=cpu-smoke&p-case='1x256-bf16'&p-case='16x1000-f32'&p-case='3x20000-bf16'&p-backend='triton'&y-axis-scale=log&view=cpu-smoke"
   }
@@ -122,6 +172,20 @@ var VIEWS = {
  ],
  "summaries": {
   "bench_rmsnorm.FusedAddRMSNormBackward.track_bandwidth": {
+   "nvidia-h100-80gb-hbm3": [
+    [
+     351,
+     1267.3524712982364
+    ],
+    [
+     362,
+     1322.1513714750683
+    ],
+    [
+     446,
+     1314.6118423540875
+    ]
+   ],
    "nvidia-h200": [
     [
      0,
@@ -222,6 +286,20 @@ var VIEWS = {
    ]
   },
   "bench_rmsnorm.FusedAddRMSNormBackward.track_device_time": {
+   "nvidia-h100-80gb-hbm3": [
+    [
+     351,
+     4.153793091553655e-05
+    ],
+    [
+     362,
+     3.981632187080951e-05
+    ],
+    [
+     446,
+     4.00446718904515e-05
+    ]
+   ],
    "nvidia-h200": [
     [
      0,
@@ -322,6 +400,20 @@ var VIEWS = {
    ]
   },
   "bench_rmsnorm.FusedAddRMSNormBackward.track_device_time_cold": {
+   "nvidia-h100-80gb-hbm3": [
+    [
+     351,
+     5.473096064142623e-05
+    ],
+    [
+     362,
+     5.297848640585391e-05
+    ],
+    [
+     446,
+     5.366758321085179e-05
+    ]
+   ],
    "nvidia-h200": [
     [
      0,
@@ -422,6 +514,20 @@ var VIEWS = {
    ]
   },
   "bench_rmsnorm.FusedAddRMSNormBackward.track_peak_memory": {
+   "nvidia-h100-80gb-hbm3": [
+    [
+     351,
+     29719586.837189224
+    ],
+    [
+     362,
+     27909579.35808557
+    ],
+    [
+     446,
+     27909579.35808557
+    ]
+   ],
    "nvidia-h200": [
     [
      0,
@@ -530,6 +636,20 @@ var VIEWS = {
    ]
   },
   "bench_rmsnorm.FusedAddRMSNormBackward.track_public_ratio": {
+   "nvidia-h100-80gb-hbm3": [
+    [
+     351,
+     1.5780232211165375
+    ],
+    [
+     362,
+     1.5989309822759425
+    ],
+    [
+     446,
+     1.5840459776548377
+    ]
+   ],
    "nvidia-h200": [
     [
      224,
@@ -562,6 +682,20 @@ var VIEWS = {
    ]
   },
   "bench_rmsnorm.FusedAddRMSNormBackward.track_time": {
+   "nvidia-h100-80gb-hbm3": [
+    [
+     351,
+     0.00015330118943783565
+    ],
+    [
+     362,
+     0.00014310776940458197
+    ],
+    [
+     446,
+     0.00013734672383885026
+    ]
+   ],
    "nvidia-h200": [
     [
      0,
@@ -670,6 +804,20 @@ var VIEWS = {
    ]
   },
   "bench_rmsnorm.FusedAddRMSNormForward.track_bandwidth": {
+   "nvidia-h100-80gb-hbm3": [
+    [
+     351,
+     1834.389486796917
+    ],
+    [
+     362,
+     1830.8128849233194
+    ],
+    [
+     446,
+     1833.5328952712441
+    ]
+   ],
    "nvidia-h200": [
     [
      0,
@@ -770,6 +918,20 @@ var VIEWS = {
    ]
   },
   "bench_rmsnorm.FusedAddRMSNormForward.track_device_time": {
+   "nvidia-h100-80gb-hbm3": [
+    [
+     351,
+     2.8217511593720106e-05
+    ],
+    [
+     362,
+     2.8272641295014687e-05
+    ],
+    [
+     446,
+     2.8230693334622038e-05
+    ]
+   ],
    "nvidia-h200": [
     [
      0,
@@ -870,6 +1032,20 @@ var VIEWS = {
    ]
   },
   "bench_rmsnorm.FusedAddRMSNormForward.track_device_time_cold": {
+   "nvidia-h100-80gb-hbm3": [
+    [
+     351,
+     4.203195958364231e-05
+    ],
+    [
+     362,
+     4.168372143370069e-05
+    ],
+    [
+     446,
+     4.190720776994989e-05
+    ]
+   ],
    "nvidia-h200": [
     [
      0,
@@ -970,6 +1146,20 @@ var VIEWS = {
    ]
   },
   "bench_rmsnorm.FusedAddRMSNormForward.track_peak_memory": {
+   "nvidia-h100-80gb-hbm3": [
+    [
+     351,
+     25426618.010820985
+    ],
+    [
+     362,
+     25426618.010820985
+    ],
+    [
+     446,
+     25426618.010820985
+    ]
+   ],
    "nvidia-h200": [
     [
      0,
@@ -1078,6 +1268,20 @@ var VIEWS = {
    ]
   },
   "bench_rmsnorm.FusedAddRMSNormForward.track_public_ratio": {
+   "nvidia-h100-80gb-hbm3": [
+    [
+     351,
+     1.3541513921875545
+    ],
+    [
+     362,
+     1.3486255344676208
+    ],
+    [
+     446,
+     1.3529433715693064
+    ]
+   ],
    "nvidia-h200": [
     [
      224,
@@ -1110,6 +1314,20 @@ var VIEWS = {
    ]
   },
   "bench_rmsnorm.FusedAddRMSNormForward.track_time": {
+   "nvidia-h100-80gb-hbm3": [
+    [
+     351,
+     6.085510494465339e-05
+    ],
+    [
+     362,
+     6.033643242837622e-05
+    ],
+    [
+     446,
+     5.8462314339705866e-05
+    ]
+   ],
    "nvidia-h200": [
     [
      0,
@@ -1218,6 +1436,20 @@ var VIEWS = {
    ]
   },
   "bench_rmsnorm.RMSNormBackward.track_bandwidth": {
+   "nvidia-h100-80gb-hbm3": [
+    [
+     351,
+     1386.81375643374
+    ],
+    [
+     362,
+     1425.4610158949506
+    ],
+    [
+     446,
+     1431.1924321673446
+    ]
+   ],
    "nvidia-h200": [
     [
      0,
@@ -1318,6 +1550,20 @@ var VIEWS = {
    ]
   },
   "bench_rmsnorm.RMSNormBackward.track_device_time": {
+   "nvidia-h100-80gb-hbm3": [
+    [
+     351,
+     2.8750765891937013e-05
+    ],
+    [
+     362,
+     2.7971259810067246e-05
+    ],
+    [
+     446,
+     2.7859245190461144e-05
+    ]
+   ],
    "nvidia-h200": [
     [
      0,
@@ -1418,6 +1664,20 @@ var VIEWS = {
    ]
   },
   "bench_rmsnorm.RMSNormBackward.track_device_time_cold": {
+   "nvidia-h100-80gb-hbm3": [
+    [
+     351,
+     3.952322257945364e-05
+    ],
+    [
+     362,
+     3.8656969805509333e-05
+    ],
+    [
+     446,
+     3.8504443421803374e-05
+    ]
+   ],
    "nvidia-h200": [
     [
      0,
@@ -1518,6 +1778,20 @@ var VIEWS = {
    ]
   },
   "bench_rmsnorm.RMSNormBackward.track_peak_memory": {
+   "nvidia-h100-80gb-hbm3": [
+    [
+     351,
+     17077721.63331387
+    ],
+    [
+     362,
+     15461792.391864952
+    ],
+    [
+     446,
+     15461792.391864952
+    ]
+   ],
    "nvidia-h200": [
     [
      0,
@@ -1626,6 +1900,20 @@ var VIEWS = {
    ]
   },
   "bench_rmsnorm.RMSNormBackward.track_public_ratio": {
+   "nvidia-h100-80gb-hbm3": [
+    [
+     351,
+     1.339020088884451
+    ],
+    [
+     362,
+     1.3352586756633047
+    ],
+    [
+     446,
+     1.3386105713038694
+    ]
+   ],
    "nvidia-h200": [
     [
      224,
@@ -1658,6 +1946,20 @@ var VIEWS = {
    ]
   },
   "bench_rmsnorm.RMSNormBackward.track_time": {
+   "nvidia-h100-80gb-hbm3": [
+    [
+     351,
+     0.00011076656396024434
+    ],
+    [
+     362,
+     0.00010870719531306386
+    ],
+    [
+     446,
+     0.00010038951353886359
+    ]
+   ],
    "nvidia-h200": [
     [
      0,
@@ -1766,6 +2068,20 @@ var VIEWS = {
    ]
   },
   "bench_rmsnorm.RMSNormForward.track_bandwidth": {
+   "nvidia-h100-80gb-hbm3": [
+    [
+     351,
+     1577.5217452025947
+    ],
+    [
+     362,
+     1577.727678563765
+    ],
+    [
+     446,
+     1579.6077883460714
+    ]
+   ],
    "nvidia-h200": [
     [
      0,
@@ -1866,6 +2182,20 @@ var VIEWS = {
    ]
   },
   "bench_rmsnorm.RMSNormForward.track_device_time": {
+   "nvidia-h100-80gb-hbm3": [
+    [
+     351,
+     1.668714124694221e-05
+    ],
+    [
+     362,
+     1.6684963460841373e-05
+    ],
+    [
+     446,
+     1.666510403823789e-05
+    ]
+   ],
    "nvidia-h200": [
     [
      0,
@@ -1966,6 +2296,20 @@ var VIEWS = {
    ]
   },
   "bench_rmsnorm.RMSNormForward.track_device_time_cold": {
+   "nvidia-h100-80gb-hbm3": [
+    [
+     351,
+     2.7157916723279973e-05
+    ],
+    [
+     362,
+     2.6803861647766647e-05
+    ],
+    [
+     446,
+     2.6867192559316252e-05
+    ]
+   ],
    "nvidia-h200": [
     [
      0,
@@ -2066,6 +2410,20 @@ var VIEWS = {
    ]
   },
   "bench_rmsnorm.RMSNormForward.track_peak_memory": {
+   "nvidia-h100-80gb-hbm3": [
+    [
+     351,
+     12750314.463466488
+    ],
+    [
+     362,
+     12750314.463466488
+    ],
+    [
+     446,
+     12750314.463466488
+    ]
+   ],
    "nvidia-h200": [
     [
      0,
@@ -2174,6 +2532,20 @@ var VIEWS = {
    ]
   },
   "bench_rmsnorm.RMSNormForward.track_public_ratio": {
+   "nvidia-h100-80gb-hbm3": [
+    [
+     351,
+     1.1435940101068405
+    ],
+    [
+     362,
+     1.1320693900575096
+    ],
+    [
+     446,
+     1.1450304280131998
+    ]
+   ],
    "nvidia-h200": [
     [
      224,
@@ -2206,6 +2578,20 @@ var VIEWS = {
    ]
   },
   "bench_rmsnorm.RMSNormForward.track_time": {
+   "nvidia-h100-80gb-hbm3": [
+    [
+     351,
+     3.5385481546253116e-05
+    ],
+    [
+     362,
+     3.549812631129045e-05
+    ],
+    [
+     446,
+     3.335653173485422e-05
+    ]
+   ],
    "nvidia-h200": [
     [
      0,
