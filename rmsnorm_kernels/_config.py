@@ -66,6 +66,10 @@ ROCM_MAX_WARPS = 16
 LONG_ROW_BACKWARD_ELEMENTS_PER_WARP = 1024
 LONG_ROW_BACKWARD_PREFETCH = False
 LONG_ROW_BACKWARD_WEIGHT_PER_BLOCK = True
+# the main backward adds dweight's share before dx where its block is wider than this, after
+# dx (from dx's own xhat) where not. First keeps dy dead across dx's row sum: it took the
+# long-row and split forms' spills to 0 (e85437c); 0: first everywhere, as since e85437c
+BACKWARD_DW_FIRST_ABOVE_N = 0
 # where rows are few (up to SPLIT_FEW_MAX_M), the split backward's second pass takes column
 # blocks of SPLIT_FEW_BLOCK_N, one row at a time, so that a few rows still spread over many
 # programs (4 rows of 16,384 columns: 32 programs, not 8)

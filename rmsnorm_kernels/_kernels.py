@@ -436,6 +436,7 @@ def _rms_norm_bwd_kernel(
     DOT_BLOCK: tl.constexpr,  # a power of two, at least dot_segments (when SPLIT_ROW)
     PREFETCH: tl.constexpr,  # load the next row block before working on this one
     WEIGHT_PER_BLOCK: tl.constexpr,  # load the weight with each row block, not once: registers
+    DW_FIRST: tl.constexpr,  # add dweight's share before dx, not after: registers
     BLOCK_M: tl.constexpr,
     BLOCK_N: tl.constexpr,
     ALIGN: tl.constexpr,  # N and every row stride are multiples of this (see _aligned)
@@ -482,15 +483,18 @@ def _rms_norm_bwd_kernel(
         w_block = w
         if HAS_WEIGHT and WEIGHT_PER_BLOCK:  # from L1/L2, with this block's rows
             w_block = tl.load(W + cols, mask=col_mask, other=0.0).to(tl.float32)
-        # dweight's share first: dy is then dead across the barriers of dx's row sum, where
-        # holding it beside dw_acc spilled dw_acc around every row (ptxas for sm_90a: 96-180
-        # bytes a thread at 16,384 columns, 8-16 at 4,096)
-        if COMPUTE_DW:
+        # DW_FIRST: dweight's share before dx, so that dy is dead across the barriers of dx's
+        # row sum, where holding it beside dw_acc spilled dw_acc around every row (ptxas for
+        # sm_90a: 96-180 bytes a thread at 16,384 columns, 8-16 at 4,096); else after, from
+        # the xhat dx computed (no second x * rstd)
+        if COMPUTE_DW and DW_FIRST:
             dw_acc += _dw_share(x, dy, rstd)
-        _dx_block(
+        dw_share = _dx_block(
             x, dy, dres, rstd, dot, w_block, DX, stride_dx, DX_COPY, row_start, cols, col_mask,
             M, N, HAS_WEIGHT, HAS_DX_COPY, SPLIT_ROW, BLOCK_M,
         )  # fmt: skip
+        if COMPUTE_DW and not DW_FIRST:
+            dw_acc += dw_share
     if COMPUTE_DW:
         partial = tl.sum(dw_acc, axis=0)[None, :]
         if REDUCE_DW:

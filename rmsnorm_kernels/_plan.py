@@ -334,6 +334,7 @@ def _backward_launch(
         ("DOT_BLOCK", _config.DOT_SEGMENTS),
         ("PREFETCH", prefetch),
         ("WEIGHT_PER_BLOCK", long and _config.LONG_ROW_BACKWARD_WEIGHT_PER_BLOCK),
+        ("DW_FIRST", config.block_n > _config.BACKWARD_DW_FIRST_ABOVE_N),
         *_tile(config),
     )
     launch = _launch(_rms_norm_bwd_kernel, constexprs, config.num_warps, BACKWARD_FLAGS)

@@ -423,6 +423,32 @@ def test_the_row_walk_backward_with_more_rows_than_programs(monkeypatch, op, n, 
         ops.clear_caches()
 
 
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("first_above_n", [0, 1 << 30], ids=["dweight first", "dweight after dx"])
+@pytest.mark.parametrize("n, dtype, w_dtype", [(1000, BF16, BF16), (3000, F32, F32),
+                                               (20000, BF16, F32)])  # fmt: skip
+def test_the_main_backward_adds_dweight_before_or_after_dx_alike(
+    monkeypatch, op, first_above_n, n, dtype, w_dtype
+):
+    """BACKWARD_DW_FIRST_ABOVE_N sets where the main backward adds dweight's share, before dx
+    or after it (from dx's xhat): each launch carries the order it is given, and both orders
+    give the same gradients, in one-block rows and split rows (20,000 columns)."""
+    monkeypatch.setattr(_config, "BACKWARD_DW_FIRST_ABOVE_N", first_above_n)
+    monkeypatch.setattr(_config, "SEGMENT_MAX_M", 0)  # the main tile, not the one-launch form
+    ops.clear_caches()
+    try:
+        plan = _plan.backward_plan(_plan.bucket_of(n), dtype, w_dtype, True, device_key(), False)
+        options = plan.main.launch.options(16)
+        assert options["DW_FIRST"] is (first_above_n == 0), options
+        m = max(plan.small.max_m if plan.small else 0, plan.few_max_m) + 1
+        case = Case((m,), n, dtype, w_dtype)
+        taken = launches_in(lambda: check_backward_direct(case, op))
+        assert plan.main.launch in taken
+    finally:
+        monkeypatch.undo()
+        ops.clear_caches()
+
+
 def test_few_split_rows_too_long_for_their_blocks_take_the_main_tile():
     """Column blocks of SPLIT_FEW_BLOCK_N would pass a grid's 65,535 in rows of more than
     134M elements, which the main tile's 8,192 still hold (up to ops.MAX_ROW_ELEMENTS)."""
