@@ -125,8 +125,12 @@ SMALL_DW_BLOCK_N = 64
 # 1.1-1.3x behind torch.compile's two at 16-256 rows; on an H100 (docs/h100-62a4bf1)
 # 16x12288 bf16 6.3 -> 3.7 us (torch.compile 5.0), 64x16384 8.5 -> 5.6 (7.5), 256x12288
 # 14.4 -> 8.7 (12.4); chunks of 4,096 beat 2,048 by 0.1-1.4 us, 1,024 lost; 4 or 16
-# segments tied
-SEGMENT_MAX_M = 256
+# segments tied. 448 (up from 256): past 256 rows the one-block backward's persistent grid
+# had each of 132 programs take 2-4 rows, and the segmented form, a program a row, beat it up
+# to 448 rows and lost at 512 (an H100, docs/h100-c35306e: fused 300x16384 28.6 -> 21.9 us,
+# torch.compile 30.8; 300x12288 21.4 -> 11.8; 400x16384 35.0 -> 30.7; 448x16384 37.2 -> 37.4
+# fused, plain 26.1 -> 22.9; 512x16384 39.8 -> 45.2). Measured on 132 SMs, bf16 and f16
+SEGMENT_MAX_M = 448
 SEGMENT_BLOCK_N = 4096
 SEGMENT_MAX_SEGMENTS = 8
 SEGMENT_PROGRAMS_PER_SM = 1
