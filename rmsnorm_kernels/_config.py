@@ -131,6 +131,9 @@ SMALL_DW_BLOCK_N = 64
 # torch.compile 30.8; 300x12288 21.4 -> 11.8; 400x16384 35.0 -> 30.7; 448x16384 37.2 -> 37.4
 # fused, plain 26.1 -> 22.9; 512x16384 39.8 -> 45.2). Measured on 132 SMs, bf16 and f16
 SEGMENT_MAX_M = 448
+# float32 rows keep 256 (the smaller wins): the segmented form reads each row twice, and
+# their rows, twice as many bytes, are less likely to be in L2 the second time; not swept
+SEGMENT_F32_MAX_M = 256
 SEGMENT_BLOCK_N = 4096
 SEGMENT_MAX_SEGMENTS = 8
 SEGMENT_PROGRAMS_PER_SM = 1

@@ -391,7 +391,7 @@ def backward_plan(
             dot_warps,
         )  # fmt: skip
         dot_programs = _programs(device, _config.DOT_PROGRAMS_PER_SM)
-        small = _segmented_backward(bucket, has_weight, compute_dw, device)
+        small = _segmented_backward(bucket, x_dtype, has_weight, compute_dw, device)
         plan = functools.partial(
             plan, split_row=True, dot_programs=dot_programs, row_dot=row_dot, small=small,
             walk=_walk_backward(has_weight, compute_dw, device),
@@ -402,7 +402,7 @@ def backward_plan(
         return plan(few=_backward_launch(few, has_weight, compute_dw, True),
                     few_max_m=_config.SPLIT_FEW_MAX_M)  # fmt: skip
     small = (
-        _segmented_backward(bucket, has_weight, compute_dw, device)
+        _segmented_backward(bucket, x_dtype, has_weight, compute_dw, device)
         if bucket >= _config.SEGMENT_MIN_BUCKET
         else _small_backward(bucket, has_weight, compute_dw)
     )
@@ -434,11 +434,15 @@ def _small_backward(bucket: int, has_weight: bool, compute_dw: bool) -> SmallBac
     return SmallBackward(launch, config.block_m, dw_block_n if compute_dw else 0, max_m)
 
 
-def _segmented_backward(bucket: int, has_weight: bool, compute_dw: bool, device):
+def _segmented_backward(bucket: int, x_dtype, has_weight: bool, compute_dw: bool, device):
     """The one-launch backward of few rows of ``bucket`` columns, each walked in chunks: one
     block of at least SEGMENT_MIN_BUCKET columns, or with SEGMENT_LONG_ROWS rows past one
-    block (bucket 0 or -1); None otherwise, and where SEGMENT_MAX_M is 0."""
-    if _config.SEGMENT_MAX_M <= 0 or 0 < bucket < _config.SEGMENT_MIN_BUCKET:
+    block (bucket 0 or -1); None otherwise, and where its rows (SEGMENT_MAX_M, float32 rows
+    SEGMENT_F32_MAX_M) are 0."""
+    max_m = _config.SEGMENT_MAX_M
+    if x_dtype.itemsize > 2:
+        max_m = min(max_m, _config.SEGMENT_F32_MAX_M)
+    if max_m <= 0 or 0 < bucket < _config.SEGMENT_MIN_BUCKET:
         return None
     if bucket <= 0 and not _config.SEGMENT_LONG_ROWS:
         return None
@@ -448,7 +452,7 @@ def _segmented_backward(bucket: int, has_weight: bool, compute_dw: bool, device)
     dw_block_m = max(1, block_n // dw_block_n)
     launch = _small_launch(config, has_weight, compute_dw, True, dw_block_m, dw_block_n)
     return SmallBackward(
-        launch, 1, dw_block_n if compute_dw else 0, _config.SEGMENT_MAX_M, block_n,
+        launch, 1, dw_block_n if compute_dw else 0, max_m, block_n,
         _programs(device, _config.SEGMENT_PROGRAMS_PER_SM), _config.SEGMENT_MAX_SEGMENTS,
     )  # fmt: skip
 

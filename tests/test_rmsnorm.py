@@ -504,6 +504,28 @@ def test_rows_of_up_to_16384_take_the_one_block_backward_by_default(op, n, dtype
     assert any(t.kernel is _kernels._rms_norm_bwd_kernel for t in taken)
 
 
+def test_float32_rows_take_the_segmented_backward_for_fewer_rows(monkeypatch):
+    """SEGMENT_F32_MAX_M caps the segmented one-launch backward's rows for float32 rows (the
+    wider SEGMENT_MAX_M was measured on 2-byte rows), split or one-block, fused or plain;
+    the smaller of the two wins."""
+    monkeypatch.setattr(_config, "SEGMENT_MAX_M", 448)
+    monkeypatch.setattr(_config, "SEGMENT_F32_MAX_M", 256)
+    ops.clear_caches()
+    try:
+        for has_dres, n, w_dtype in itertools.product((True, False), (12000, 16384), (F32, None)):
+            for dtype, max_m in ((F32, 256), (BF16, 448), (F16, 448)):
+                key = (_plan.bucket_of(n), dtype, w_dtype, True, device_key(), has_dres)
+                plan = _plan.backward_plan(*key)
+                assert plan.small.max_m == max_m, key
+                assert plan.small_for(max_m) is plan.small and plan.small_for(max_m + 1) is None
+        monkeypatch.setattr(_config, "SEGMENT_MAX_M", 100)
+        ops.clear_caches()
+        assert _plan.backward_plan(16384, F32, F32, True, device_key(), True).small.max_m == 100
+    finally:
+        monkeypatch.undo()
+        ops.clear_caches()
+
+
 def test_float32_rows_keep_the_split_backward_past_their_own_width(monkeypatch):
     """SPLIT_F32_BACKWARD_ABOVE_N caps the one-block width of float32 rows (one block of
     16,384 of them spills), for the fused and the plain backward; 2-byte rows keep theirs."""
