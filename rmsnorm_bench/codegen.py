@@ -5,7 +5,8 @@ usage: python -m rmsnorm_bench.codegen [--show]
 
 For the variants the launch heuristics choose (bf16 rows; N = 4096, 3000, 1000, the backward of
 few rows of 2048 and 4096, the one-launch backward of few rows, and rows past one block, the
-split forward of few of them too):
+split forward of few of them too; and the backwards of float32 rows of 4096-16384 columns and
+of bf16 rows of 16384 with a float32 weight, which hold the most bytes a row):
 - every access to a row is vectorised: no 2-byte ld/st.global in the PTX. Unaligned N
   (3000, ALIGN 8) and the split backward's row-dot pass each lost this once, at half the
   bandwidth or less on an H200, because an integer's alignment was hidden from the compiler;
@@ -51,10 +52,11 @@ SPILL_LIMIT = 64
 NARROW_ACCESS = re.compile(r"\b(?:ld|st)\.global[.\w:]*\.(?:b16|u16|s16)\b")
 
 
-def compile_variant(kernel_name: str, options: dict, absent=()):
+def compile_variant(kernel_name: str, options: dict, absent=(), types=None):
     """The kernel compiled for sm_90 with the plan's constexprs and bf16 rows; the ``absent``
     operands are None (constexprs), every other run-time argument a 32-bit integer (eps a
-    float), as a call with fresh, aligned tensors passes them."""
+    float), as a call with fresh, aligned tensors passes them. ``types`` gives other element
+    types: "rows" for every row operand, or an operand's name (e.g. {"rows": "fp32"})."""
     import triton
     from triton.backends.compiler import GPUTarget
     from triton.compiler import ASTSource
@@ -67,15 +69,16 @@ def compile_variant(kernel_name: str, options: dict, absent=()):
     fp_fusion = options.pop("enable_fp_fusion", True)
     options.update(dict.fromkeys(absent))
     rows, others = ROWS[kernel_name]
+    types = types or {}
     names = kernel.arg_names
     signature = {}
     for name in names:
         if name in options:
             signature[name] = "constexpr"
         elif name in rows:
-            signature[name] = "*bf16"
+            signature[name] = "*" + types.get(name, types.get("rows", "bf16"))
         elif name in others:
-            signature[name] = "*" + others[name]
+            signature[name] = "*" + types.get(name, others[name])
         else:
             signature[name] = "fp32" if name == "eps" else "i32"
     pointers = [i for i, n in enumerate(names) if signature[n].startswith("*")]
@@ -136,7 +139,38 @@ def multi_row_tile(tile):
 
 def variants():
     """(name, kernel name, options, absent operands, tile shape to check for layout
-    conversions or None), from the plans the package uses."""
+    conversions or None, element types other than bf16 rows for compile_variant or None),
+    from the plans the package uses."""
+    for variant in _bf16_variants():
+        yield (*variant, None)
+    yield from _other_dtype_variants()
+
+
+def _other_dtype_variants():
+    """The backwards of float32 rows (one block up to SPLIT_F32_BACKWARD_ABOVE_N, split past
+    it), and of bf16 rows with a float32 weight at the widest one-block rows: each holds more
+    bytes of a row than bf16 rows and weight do."""
+    import torch
+
+    from rmsnorm_kernels import _plan
+
+    cpu, f32, bf16 = torch.device("cpu"), torch.float32, torch.bfloat16
+    flags = _plan.HAS_DRES | _plan.REDUCE_DW | _plan.HAS_DX_COPY
+    plain_flags = _plan.REDUCE_DW | _plan.HAS_DX_COPY
+    f32_rows = {"rows": "fp32", "W": "fp32", "DW": "fp32"}
+    f32_weight = {"W": "fp32", "DW": "fp32"}
+    for n, x_dtype, types in ((4096, f32, f32_rows), (8192, f32, f32_rows),
+                              (16384, f32, f32_rows), (16384, bf16, f32_weight)):  # fmt: skip
+        for has_dres, kind in ((True, "backward"), (False, "plain backward")):
+            bwd = _plan.backward_plan(n, x_dtype, f32, True, cpu, has_dres)
+            absent = ("DW",) if bwd.split_row else ("DW", "DOT")
+            name = f"{kind}, N={n}, {'split, ' if bwd.split_row else ''}"
+            name += "float32 rows" if x_dtype == f32 else "float32 weight"
+            options = bwd.main.launch.options(16, flags if has_dres else plain_flags)
+            yield name, "_rms_norm_bwd_kernel", options, absent, multi_row_tile(bwd.main), types
+
+
+def _bf16_variants():
     import torch
 
     from rmsnorm_kernels import _config, _plan
@@ -216,9 +250,9 @@ def check(show: bool) -> int:
         print(f"codegen: this Triton has no CUDA backend ({sorted(backends)})", file=sys.stderr)
         return 3
     failures, compiled_count, unchecked = [], 0, 0
-    for name, kernel, options, absent, tile in variants():
+    for name, kernel, options, absent, tile, types in variants():
         compiled_count += 1
-        compiled = compile_variant(kernel, options, absent)
+        compiled = compile_variant(kernel, options, absent, types)
         ptx, ttgir = compiled.asm["ptx"], compiled.asm["ttgir"]
         narrow = NARROW_ACCESS.findall(ptx)
         wide = len(re.findall(r"\b(?:ld|st)\.global[.\w:]*\.v4\.", ptx))

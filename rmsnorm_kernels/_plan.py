@@ -323,10 +323,19 @@ class BackwardPlan:
 
 
 def _backward_launch(
-    config: RowConfig, has_weight: bool, compute_dw: bool, split_row: bool, long: bool = False
+    config: RowConfig,
+    has_weight: bool,
+    compute_dw: bool,
+    split_row: bool,
+    long: bool = False,
+    held_bytes: int = 0,
 ):
-    """The main backward's launch; ``long``: a one-block row past _config.LONG_ROW_N."""
+    """The main backward's launch; ``long``: a one-block row past _config.LONG_ROW_N;
+    ``held_bytes``: the bytes of a one-block row block it holds across the row sum (x, dy
+    and, fused, d_residual_out), past BACKWARD_PREFETCH_MAX_BYTES of which the next block is
+    not prefetched (0 for split rows, whose row sum the row-dot pass took)."""
     prefetch = _config.LONG_ROW_BACKWARD_PREFETCH if long else _config.BACKWARD_PREFETCH
+    prefetch = prefetch and held_bytes <= _config.BACKWARD_PREFETCH_MAX_BYTES
     constexprs = (
         ("HAS_WEIGHT", has_weight),
         ("COMPUTE_DW", compute_dw),
@@ -371,6 +380,11 @@ def backward_plan(
     config = RowConfig.from_heuristic(_config.SPLIT_BLOCK_N if split_row else bucket, tile,
                                       per_warp, max_warps)  # fmt: skip
     max_programs = _programs(device, _config.BACKWARD_PROGRAMS_PER_SM)
+    rows_held = 3 if has_dres else 2  # x, dy and d_residual_out
+
+    def held_bytes(tile: RowConfig) -> int:
+        return rows_held * tile.block_m * tile.block_n * x_dtype.itemsize
+
     has_weight = w_dtype is not None
     compute_dw = compute_dw and has_weight
     reduce_block_n = _config.REDUCE_SPLIT_BLOCK_N if split_row else _config.REDUCE_BLOCK_N
@@ -379,7 +393,9 @@ def backward_plan(
     )
     plan = functools.partial(
         BackwardPlan,
-        _backward_launch(config, has_weight, compute_dw, split_row, long),
+        _backward_launch(
+            config, has_weight, compute_dw, split_row, long, 0 if split_row else held_bytes(config)
+        ),
         max_programs=max_programs,
         reduce=reduce,
         reduce_block_n=reduce_block_n,
@@ -414,7 +430,7 @@ def backward_plan(
     if few == config:  # one row per block at either tile size
         return plan()
     return plan(
-        few=_backward_launch(few, has_weight, compute_dw, False, long),
+        few=_backward_launch(few, has_weight, compute_dw, False, long, held_bytes(few)),
         few_max_m=_config.FEW_ROWS_BLOCKS_PER_PROGRAM * max_programs * config.block_m,
     )
 

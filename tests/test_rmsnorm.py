@@ -504,6 +504,32 @@ def test_rows_of_up_to_16384_take_the_one_block_backward_by_default(op, n, dtype
     assert any(t.kernel is _kernels._rms_norm_bwd_kernel for t in taken)
 
 
+def test_a_one_block_backward_prefetches_only_blocks_of_up_to_its_bytes(monkeypatch):
+    """BACKWARD_PREFETCH_MAX_BYTES: the next row block is prefetched where the block's rows
+    (x, dy and, fused, d_residual_out) fit it: not in the fused backward of float32 rows of
+    8,192 columns (3 x 32 KB), which spilled with it, but in the plain one (2 x 32 KB), in
+    bf16 rows, and in split rows, which hold no row sum."""
+    monkeypatch.setattr(_config, "BACKWARD_PREFETCH", True)
+    monkeypatch.setattr(_config, "BACKWARD_PREFETCH_MAX_BYTES", 65536)
+    monkeypatch.setattr(_config, "SPLIT_F32_BACKWARD_ABOVE_N", 8192)
+    ops.clear_caches()
+    try:
+        for n, dtype, has_dres, prefetch in (
+            (8192, F32, True, False), (8192, F32, False, True), (4096, F32, True, True),
+            (8192, BF16, True, True), (16384, F32, True, True),  # split rows
+        ):  # fmt: skip
+            plan = _plan.backward_plan(n, dtype, F32, True, device_key(), has_dres)
+            assert plan.split_row is (n > 8192)
+            assert plan.main.launch.options(16)["PREFETCH"] is prefetch, (n, dtype, has_dres)
+        monkeypatch.setattr(_config, "BACKWARD_PREFETCH_MAX_BYTES", 1 << 20)
+        ops.clear_caches()
+        plan = _plan.backward_plan(8192, F32, F32, True, device_key(), True)
+        assert plan.main.launch.options(16)["PREFETCH"] is True
+    finally:
+        monkeypatch.undo()
+        ops.clear_caches()
+
+
 def test_float32_rows_take_the_segmented_backward_for_fewer_rows(monkeypatch):
     """SEGMENT_F32_MAX_M caps the segmented one-launch backward's rows for float32 rows (the
     wider SEGMENT_MAX_M was measured on 2-byte rows), split or one-block, fused or plain;
