@@ -52,8 +52,8 @@ SPLIT_BLOCK_N = 8192
 # where they fit one block. 16,384: since e85437c the one-block backward of 16,384 columns
 # does not spill, and on an H100 (235da6a, a8fca26) it beat the split from 512 to 8,192 rows
 # (fused 1.12-1.42x, plain 1.13-1.60x; docs/perf-notes.md) and the plain backward of 300 (1.10x);
-# the fused one of 300 rows lost 5% (no split tile for few rows yet). Wider rows than one
-# block of 16,384 always take the split
+# the fused one of 300 rows lost 5%, and now takes the segmented form (SEGMENT_MAX_M), which
+# beat both. Wider rows than one block of 16,384 always take the split
 SPLIT_BACKWARD_ABOVE_N = 16384
 # the same for the plain backward (no d_residual_out, so two rows to hold, not three)
 SPLIT_PLAIN_BACKWARD_ABOVE_N = 16384
