@@ -1,7 +1,7 @@
 """Load a published dashboard in headless Chromium with the network cut off, and check it.
 
 usage: python -m rmsnorm_bench.dashboard HTML_DIR [--commit SHA] [--machines N] [--min-commits N]
-                                        [--gpu-history N] [--commit-url URL]
+                                        [--gpu-history [MACHINE=]N] [--commit-url URL]
                                         [--screenshots DIR] [--results DIR]
 
 Serves HTML_DIR on 127.0.0.1, sends every other request to a dead proxy, and checks that the
@@ -9,7 +9,8 @@ page lists the benchmarks, draws a history graph (flot's canvas) whose data hold
 (default: HEAD) and at least --min-commits commits, and offers the machine selection with at
 least --machines machines; that a benchmark opens on GPU machines only (no machine without a
 GPU selected), that each suite's device-time graph of each GPU machine holds at least
---gpu-history commits (its longest series: a machine's facts that changed start a new one),
+--gpu-history commits (its longest series: a machine's facts that changed start a new one;
+MACHINE=N for one machine, repeatable, N alone for the others),
 that index.json has a show_commit_url (--commit-url: that one) and the benchmark list or the
 reports link a published commit with it, a hash this repository resolves to a commit, and
 that every machine's report page (report/) loads with its pictures, and that each machine's
@@ -110,6 +111,19 @@ def gpu_history(html_dir: Path, machines: list[str]) -> dict:
                 default=0,
             )
     return out
+
+
+def history_wanted(values: list[str]) -> dict:
+    """--gpu-history's values, N or MACHINE=N, as {machine or None (every other): N}."""
+    wanted = {}
+    for value in values:
+        machine, _, count = value.rpartition("=")
+        if not count.isdigit() or (machine == "" and "=" in value):
+            raise ValueError(f"{value!r} is neither N nor MACHINE=N (N a whole number)")
+        if (machine or None) in wanted:
+            raise ValueError(f"{machine or 'N'} given twice")
+        wanted[machine or None] = int(count)
+    return wanted
 
 
 def _has_value(values) -> bool:
@@ -222,11 +236,18 @@ def main(argv=None) -> int:
     ap.add_argument("--commit", help="a commit that must be shown (default: HEAD)")
     ap.add_argument("--machines", type=int, default=1, help="machines it must offer (1)")
     ap.add_argument("--min-commits", type=int, default=1, help="commits it must plot (1)")
-    ap.add_argument("--gpu-history", type=int, default=0, help="device-time commits (0)")
+    ap.add_argument(
+        "--gpu-history", action="append", default=[], metavar="[MACHINE=]N",
+        help="device-time commits of every GPU machine, or of MACHINE (repeatable)",
+    )  # fmt: skip
     ap.add_argument("--commit-url", help="the commit links it must have (URL + hash)")
     ap.add_argument("--screenshots", type=Path, help="save the pictures here too")
     ap.add_argument("--results", type=Path, default=ROOT / "results", help="what was published")
     args = ap.parse_args(argv)
+    try:
+        history = history_wanted(args.gpu_history)
+    except ValueError as e:
+        ap.exit(2, f"dashboard: --gpu-history: {e}\n")
     # found before the browser runs, not after it
     if args.screenshots and (problem := folder_problem(args.screenshots, "--screenshots")):
         ap.exit(2, f"dashboard: {problem}\n")
@@ -262,12 +283,14 @@ def main(argv=None) -> int:
             )
 
     gpus = [m for m in machines if str(index["machines"][m].get("gpu", "none")) != "none"]
-    if args.gpu_history:
+    if history:
+        for machine in set(history) - {None} - set(gpus):
+            problems.append(f"--gpu-history names {machine}, which is no published GPU machine")
         for (machine, suite), count in gpu_history(args.html_dir, gpus).items():
-            if count < args.gpu_history:
+            want = history.get(machine, history.get(None, 0))
+            if count < want:
                 problems.append(
-                    f"{machine}'s device-time graph of {suite} holds {count} commit(s); "
-                    f"want {args.gpu_history}"
+                    f"{machine}'s device-time graph of {suite} holds {count} commit(s); want {want}"
                 )
         if not gpus:
             problems.append("no GPU machine is published: no device-time history to check")

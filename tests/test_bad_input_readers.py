@@ -188,6 +188,20 @@ def test_dashboard_refuses_what_is_no_dashboard(tmp_path, capsys):
         assert problem in err and "Traceback" not in err
 
 
+def test_dashboard_gpu_history_is_n_or_machine_equals_n(tmp_path, capsys):
+    """--gpu-history N wants N commits of every GPU machine, MACHINE=N of one (the history of
+    one GPU is longer than another's); anything else is refused before a browser runs."""
+    assert dashboard.history_wanted([]) == {}
+    assert dashboard.history_wanted(["22"]) == {None: 22}
+    wanted = dashboard.history_wanted(["nvidia-h200=22", "nvidia-h100-80gb-hbm3=3", "1"])
+    assert wanted == {"nvidia-h200": 22, "nvidia-h100-80gb-hbm3": 3, None: 1}
+    for bad in ("x", "=3", "h200=", "h200=-1", "h200=2.5"):
+        err = refused(capsys, dashboard, tmp_path, "--gpu-history", bad)
+        assert f"--gpu-history: {bad!r} is neither N nor MACHINE=N" in err, bad
+    err = refused(capsys, dashboard, tmp_path, "--gpu-history", "a=1", "--gpu-history", "a=2")
+    assert "a given twice" in err and "Traceback" not in err
+
+
 # asvfiles conf-copy OUT KEY=VALUE...: at least one pair, into a folder that exists
 
 
