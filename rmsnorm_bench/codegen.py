@@ -7,7 +7,9 @@ For the variants the launch heuristics choose (bf16 rows; N = 4096, 3000, 1000, 
 few rows of 2048 and 4096, the one-launch backward of few rows, and rows past one block, the
 split forward of few of them too; and the backwards of float32 rows of 4096-16384 columns and
 of bf16 rows of 16384 with a float32 weight, which hold the most bytes a row):
-- every access to a row is vectorised: no 2-byte ld/st.global in the PTX. Unaligned N
+- every access to a bf16 row is vectorised: no 2-byte ld/st.global in the PTX (float32 rows'
+  scalar accesses look like the rstd's, so their variants are checked for 16-byte accesses
+  being there, layouts and spills, not for the absence of scalar ones). Unaligned N
   (3000, ALIGN 8) and the split backward's row-dot pass each lost this once, at half the
   bandwidth or less on an H200, because an integer's alignment was hidden from the compiler;
 - no [BLOCK_M, BLOCK_N] tile changes layout in the backward (checked where BLOCK_M > 1): a

@@ -34,7 +34,8 @@ BACKWARD_PREFETCH = True
 # (96 KB) spilled 92 bytes a thread with the next block prefetched (ptxas, sm_90a) and was
 # 4-6% slower with it on an H100 (4096x8192 254.8 against 245.0 us, 1024x8192 73.7 against
 # 69.2); the plain one (64 KB) does not spill and gained 1-4% (147.7 against 149.5, 40.1
-# against 41.6; docs/h100-c35306e). Split rows (no row sum held) do not spill either way
+# against 41.6; docs/h100-c35306e). Split rows (no row sum held) do not spill either way;
+# rows past LONG_ROW_N have their own setting (LONG_ROW_BACKWARD_PREFETCH)
 BACKWARD_PREFETCH_MAX_BYTES = 65536
 BACKWARD_TILE_BYTES = 16384
 # bf16/f16 rows of up to 1,024 elements: half the warps in the backward (f32 rows lost)

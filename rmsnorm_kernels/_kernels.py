@@ -485,8 +485,8 @@ def _rms_norm_bwd_kernel(
             w_block = tl.load(W + cols, mask=col_mask, other=0.0).to(tl.float32)
         # DW_FIRST: dweight's share before dx, so that dy is dead across the barriers of dx's
         # row sum, where holding it beside dw_acc spilled dw_acc around every row (ptxas for
-        # sm_90a: 96-180 bytes a thread at 16,384 columns, 8-16 at 4,096); else after, from
-        # the xhat dx computed (no second x * rstd)
+        # sm_90a: 96-180 bytes a thread at 16,384 columns, 8-16 at 4,096); else after, where
+        # the compiler can reuse the xhat dx computed
         if COMPUTE_DW and DW_FIRST:
             dw_acc += _dw_share(x, dy, rstd)
         dw_share = _dx_block(

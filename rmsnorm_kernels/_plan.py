@@ -333,9 +333,10 @@ def _backward_launch(
     """The main backward's launch; ``long``: a one-block row past _config.LONG_ROW_N;
     ``held_bytes``: the bytes of a one-block row block it holds across the row sum (x, dy
     and, fused, d_residual_out), past BACKWARD_PREFETCH_MAX_BYTES of which the next block is
-    not prefetched (0 for split rows, whose row sum the row-dot pass took)."""
-    prefetch = _config.LONG_ROW_BACKWARD_PREFETCH if long else _config.BACKWARD_PREFETCH
-    prefetch = prefetch and held_bytes <= _config.BACKWARD_PREFETCH_MAX_BYTES
+    not prefetched (0 for split rows, whose row sum the row-dot pass took; long rows follow
+    LONG_ROW_BACKWARD_PREFETCH alone)."""
+    prefetch = _config.BACKWARD_PREFETCH and held_bytes <= _config.BACKWARD_PREFETCH_MAX_BYTES
+    prefetch = _config.LONG_ROW_BACKWARD_PREFETCH if long else prefetch  # a setting of its own
     constexprs = (
         ("HAS_WEIGHT", has_weight),
         ("COMPUTE_DW", compute_dw),

@@ -32,13 +32,11 @@ def test_kernels_compile_to_vector_accesses_without_tile_relayouts():
 def test_a_variant_that_spills_registers_is_named():
     """The one-block backward of 16,384 columns with the next row prefetched and 32 warps'
     worth of elements in 16 (a setting measured 4-12x slower before c02ae07) spills about 2
-    KB a thread: the check fails and names it. (The prefetch's cap on a block's bytes is
-    lifted: it would keep the fused one from prefetching.)"""
+    KB a thread: the check fails and names it."""
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     script = (
         "import sys; from rmsnorm_kernels import _config; from rmsnorm_bench import codegen; "
         "_config.SPLIT_BACKWARD_ABOVE_N = 16384; _config.LONG_ROW_BACKWARD_PREFETCH = True; "
-        "_config.BACKWARD_PREFETCH_MAX_BYTES = 1 << 30; "
         "_config.LONG_ROW_BACKWARD_ELEMENTS_PER_WARP = 1024; sys.exit(codegen.main([]))"
     )
     out = subprocess.run(

@@ -521,6 +521,13 @@ def test_a_one_block_backward_prefetches_only_blocks_of_up_to_its_bytes(monkeypa
             plan = _plan.backward_plan(n, dtype, F32, True, device_key(), has_dres)
             assert plan.split_row is (n > 8192)
             assert plan.main.launch.options(16)["PREFETCH"] is prefetch, (n, dtype, has_dres)
+        # long rows (past LONG_ROW_N) follow their own setting, whatever their bytes
+        for long_prefetch in (True, False):
+            monkeypatch.setattr(_config, "LONG_ROW_BACKWARD_PREFETCH", long_prefetch)
+            ops.clear_caches()
+            plan = _plan.backward_plan(16384, BF16, F32, True, device_key(), True)
+            assert not plan.split_row
+            assert plan.main.launch.options(16)["PREFETCH"] is long_prefetch
         monkeypatch.setattr(_config, "BACKWARD_PREFETCH_MAX_BYTES", 1 << 20)
         ops.clear_caches()
         plan = _plan.backward_plan(8192, F32, F32, True, device_key(), True)
@@ -538,7 +545,8 @@ def test_float32_rows_take_the_segmented_backward_for_fewer_rows(monkeypatch):
     monkeypatch.setattr(_config, "SEGMENT_F32_MAX_M", 256)
     ops.clear_caches()
     try:
-        for has_dres, n, w_dtype in itertools.product((True, False), (12000, 16384), (F32, None)):
+        for has_dres, w_dtype in itertools.product((True, False), (F32, None)):
+            n = 16384  # the one bucket it takes (rows of 8,193-16,384 columns)
             for dtype, max_m in ((F32, 256), (BF16, 448), (F16, 448)):
                 key = (_plan.bucket_of(n), dtype, w_dtype, True, device_key(), has_dres)
                 plan = _plan.backward_plan(*key)
