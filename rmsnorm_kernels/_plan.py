@@ -331,12 +331,15 @@ def _backward_launch(
     held_bytes: int = 0,
 ):
     """The main backward's launch; ``long``: a one-block row past _config.LONG_ROW_N;
-    ``held_bytes``: the bytes of a one-block row block it holds across the row sum (x, dy
-    and, fused, d_residual_out), past BACKWARD_PREFETCH_MAX_BYTES of which the next block is
-    not prefetched (0 for split rows, whose row sum the row-dot pass took; long rows follow
-    LONG_ROW_BACKWARD_PREFETCH alone)."""
-    prefetch = _config.BACKWARD_PREFETCH and held_bytes <= _config.BACKWARD_PREFETCH_MAX_BYTES
-    prefetch = _config.LONG_ROW_BACKWARD_PREFETCH if long else prefetch  # a setting of its own
+    ``held_bytes``: the bytes of a row block (x, dy and, fused, d_residual_out), which a
+    one-block row holds across its row sum: past BACKWARD_PREFETCH_MAX_BYTES of them the next
+    block is not prefetched (split rows, whose row sum the row-dot pass took, hold none there;
+    long rows follow LONG_ROW_BACKWARD_PREFETCH alone)."""
+    if long:
+        prefetch = _config.LONG_ROW_BACKWARD_PREFETCH
+    else:
+        held = 0 if split_row else held_bytes
+        prefetch = _config.BACKWARD_PREFETCH and held <= _config.BACKWARD_PREFETCH_MAX_BYTES
     constexprs = (
         ("HAS_WEIGHT", has_weight),
         ("COMPUTE_DW", compute_dw),
@@ -394,9 +397,7 @@ def backward_plan(
     )
     plan = functools.partial(
         BackwardPlan,
-        _backward_launch(
-            config, has_weight, compute_dw, split_row, long, 0 if split_row else held_bytes(config)
-        ),
+        _backward_launch(config, has_weight, compute_dw, split_row, long, held_bytes(config)),
         max_programs=max_programs,
         reduce=reduce,
         reduce_block_n=reduce_block_n,
