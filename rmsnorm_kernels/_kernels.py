@@ -55,10 +55,25 @@ def _load_fwd_block(X, stride_x, R, stride_r, row_start, cols, M, N, HAS_RESIDUA
 
 
 @triton.jit
-def _fwd_row_block(x, r, W, Y, stride_y, S, stride_s, RSTD, row_start, cols, M, N, eps,
+def _load_fwd_weight(W, cols, N, HAS_WEIGHT: tl.constexpr):
+    """The weight's columns (1.0 without one), for _fwd_row_block.
+
+    Loaded before the row's sum, not after it: a load after the stores of rstd (and of
+    residual_out) cannot be moved above them, as the pointers may alias, so its latency
+    would add to every row block's.
+    """
+    w = 1.0
+    if HAS_WEIGHT:
+        w = tl.load(W + cols, mask=cols < N, other=0.0)
+    return w
+
+
+@triton.jit
+def _fwd_row_block(x, r, w, Y, stride_y, S, stride_s, RSTD, row_start, cols, M, N, eps,
                    HAS_WEIGHT: tl.constexpr, HAS_RESIDUAL: tl.constexpr,
                    BLOCK_M: tl.constexpr):  # fmt: skip
-    """The forward of one block of rows held in registers (x and r from _load_fwd_block)."""
+    """The forward of one block of rows held in registers (x and r from _load_fwd_block, w
+    from _load_fwd_weight)."""
     rows = row_start + tl.arange(0, BLOCK_M)
     row_mask = rows < M
     rows = rows.to(tl.int64)[:, None]
@@ -72,7 +87,6 @@ def _fwd_row_block(x, r, W, Y, stride_y, S, stride_s, RSTD, row_start, cols, M, 
     tl.store(RSTD + rows.reshape(BLOCK_M), rstd, mask=row_mask)
     y = x * rstd[:, None]
     if HAS_WEIGHT:
-        w = tl.load(W + cols, mask=cols < N, other=0.0)
         y = y * w.to(tl.float32)
     tl.store(Y + rows * stride_y + cols, y.to(Y.dtype.element_ty), mask=mask)
 
@@ -114,6 +128,7 @@ def _rms_norm_fwd_kernel(
         # Row blocks pid, pid + P, pid + 2P, ..., with PREFETCH the next block's rows loaded
         # while this one computes.
         step = tl.num_programs(0) * BLOCK_M
+        w = _load_fwd_weight(W, cols, N, HAS_WEIGHT)
         if PREFETCH:
             nx, nr = _load_fwd_block(
                 X, stride_x, R, stride_r, pid * BLOCK_M, cols, M, N, HAS_RESIDUAL, BLOCK_M
@@ -129,15 +144,16 @@ def _rms_norm_fwd_kernel(
                     X, stride_x, R, stride_r, row_start, cols, M, N, HAS_RESIDUAL, BLOCK_M
                 )  # fmt: skip
             _fwd_row_block(
-                x, r, W, Y, stride_y, S, stride_s, RSTD, row_start, cols, M, N, eps,
+                x, r, w, Y, stride_y, S, stride_s, RSTD, row_start, cols, M, N, eps,
                 HAS_WEIGHT, HAS_RESIDUAL, BLOCK_M,
             )  # fmt: skip
     elif SINGLE_BLOCK:  # one row block per program
         x, r = _load_fwd_block(
             X, stride_x, R, stride_r, pid * BLOCK_M, cols, M, N, HAS_RESIDUAL, BLOCK_M
         )  # fmt: skip
+        w = _load_fwd_weight(W, cols, N, HAS_WEIGHT)
         _fwd_row_block(
-            x, r, W, Y, stride_y, S, stride_s, RSTD, pid * BLOCK_M, cols, M, N, eps,
+            x, r, w, Y, stride_y, S, stride_s, RSTD, pid * BLOCK_M, cols, M, N, eps,
             HAS_WEIGHT, HAS_RESIDUAL, BLOCK_M,
         )  # fmt: skip
     else:
