@@ -269,15 +269,14 @@ def _rms_norm_fwd_split_kernel(
 ):
     """The split forward's second pass: program row * segments + segment adds up its row's
     sums of squares (the same ones in the same order in every segment, so all agree on
-    rstd), stores rstd once (segment 0) and writes y over its segment."""
+    rstd), writes y over its segment and stores rstd once (segment 0), last: no load then
+    follows a store, which it could not be moved above (the pointers may alias)."""
     N = _aligned(N, ALIGN)
     stride_x, stride_y = _aligned(stride_x, ALIGN), _aligned(stride_y, ALIGN)
     row, start, end = _segment(segments, _aligned(segment_n, BLOCK_N))
     parts = tl.arange(0, MAX_SEGMENTS)
     sq = tl.load(SQ + row * segments + parts, mask=parts < segments, other=0.0)
     rstd = tl.math.rsqrt(tl.sum(sq, axis=0) / N + eps)
-    if start == 0:
-        tl.store(RSTD + row, rstd)
     cols = tl.arange(0, BLOCK_N)
     for offset in tl.range(start, end, BLOCK_N, num_stages=1):
         c = offset + cols
@@ -286,6 +285,8 @@ def _rms_norm_fwd_split_kernel(
         if HAS_WEIGHT:
             y = y * tl.load(W + c, mask=mask, other=0.0).to(tl.float32)
         tl.store(Y + row * stride_y + c, y.to(Y.dtype.element_ty), mask=mask)
+    if start == 0:
+        tl.store(RSTD + row, rstd)
 
 
 @triton.jit
