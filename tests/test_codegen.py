@@ -52,6 +52,24 @@ def test_a_variant_that_spills_registers_is_named():
     assert "backward, N=8192: " not in out.stderr  # the one-block backward that does not spill
 
 
+def test_loads_after_a_store_are_counted():
+    """codegen's load-order check counts the global loads that follow the first global store
+    (the one-block forward before e9f348d: the weight's load after rstd's store), and only
+    global ones: shared memory and a kernel with no store pass."""
+    from rmsnorm_bench import codegen
+
+    before = "ld.global.v4.b32 {%r1}, [%rd1];\nst.global.b32 [%rd2], %r2;\n"
+    assert codegen.loads_after_first_store(before) == 0
+    late = before + "ld.global.v4.b32 {%r3}, [%rd3];\nst.global.v4.b32 [%rd4], {%r4};\n"
+    assert codegen.loads_after_first_store(late) == 1
+    assert codegen.loads_after_first_store(before + "ld.shared.b32 %r5, [%r6];\n") == 0
+    assert codegen.loads_after_first_store("ld.global.b32 %r1, [%rd1];\n") == 0
+    assert codegen.loads_first("_rms_norm_fwd_kernel", {"SINGLE_BLOCK": True})
+    assert not codegen.loads_first("_rms_norm_fwd_kernel", {"SINGLE_BLOCK": False})
+    assert codegen.loads_first("_rms_norm_fwd_split_kernel", {})
+    assert not codegen.loads_first("_rms_norm_bwd_kernel", {"SINGLE_BLOCK": True})
+
+
 def test_compiled_path_packs_arguments_as_the_ptx_parameters():
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     root = Path(__file__).resolve().parent.parent
