@@ -1,7 +1,7 @@
 """Time the Triton kernels under alternative launch heuristics (GPU only; a tuning aid).
 
 usage: python -m rmsnorm_bench.sweep [--forward | --backward] [--current | --try NAME=V1,V2 ...]
-                                     [--peer BACKEND ...] [SHAPE ...]
+                                     [--peer BACKEND ...] [--rounds R] [SHAPE ...]
 
 For each setting of the constants in rmsnorm_kernels._config listed in SETTINGS it prints
 the device-only time (CUDA-graph replay, the suites' method) of the public forward and
@@ -10,6 +10,9 @@ ideal bytes. --current times the constants as they are, without the alternatives
 compare shapes); --try (repeatable) times every combination of the values given instead.
 --peer (repeatable) also times that backend of the suites (e.g. torch_compile) at each shape,
 in the same process, so that a setting can be judged against it side by side.
+--rounds R times every case of a shape R times, in turns (each setting and peer once a
+round), and prints the median and the spread (largest less smallest, over the median): one
+measurement of a case can be off by more than the difference between two settings.
 SHAPE is M,N,dtype (default: the large default shapes). Exits 1 where no case has a time,
 2 without a GPU (or in the CPU smoke mode, RMSNORM_BENCH_DEVICE=cpu).
 The thresholds in _config.py cite the runs of this tool (formerly scripts/sweep-config) that
@@ -72,14 +75,38 @@ def time_case(backend, op, phase, shape):
         return None, f"{type(e).__name__}: {e}".splitlines()[0][:200]
 
 
-def report(op, phase, shape, t, error, setting) -> bool:
-    """Print one row; True where the case has a time."""
-    if t is None:
+def report(op, phase, shape, times, error, setting) -> bool:
+    """Print one row, the median of its rounds' times; True where the case has a time."""
+    if error is not None:
         print(f"{op:9} {phase:9} {shape.label:16} FAILED  {setting}: {error}", flush=True)
         return False
+    t = instrument.median(times)
     gbs = instrument.ideal_bytes(op, phase, shape) / t / 1e9
-    print(f"{op:9} {phase:9} {shape.label:16} {t * 1e6:10.1f} {gbs:6.0f}  {setting}", flush=True)
+    spread = f"{(max(times) - min(times)) / t:6.1%}" if len(times) > 1 else f"{'-':>6}"
+    row = f"{op:9} {phase:9} {shape.label:16} {t * 1e6:10.2f} {gbs:6.0f} {spread}  {setting}"
+    print(row, flush=True)
     return True
+
+
+def time_shape(op, shape, cases, defaults, rounds) -> list:
+    """Each case's (times, error) at one shape: every case once a round, in turns, so that a
+    drift of the GPU's clock or temperature reaches every case alike. A case that fails once
+    is not timed again."""
+    from rmsnorm_kernels import _config, ops
+
+    times, errors = [[] for _ in cases], [None for _ in cases]
+    for _ in range(rounds):
+        for i, (phase, backend, overrides) in enumerate(cases):
+            if errors[i] is not None:
+                continue
+            if backend == "triton":
+                for name, value in {**defaults, **overrides}.items():
+                    setattr(_config, name, value)
+                ops.clear_caches()
+            t, errors[i] = time_case(backend, op, phase, shape)
+            if t is not None:
+                times[i].append(t)
+    return list(zip(times, errors, strict=True))
 
 
 def main(argv=None) -> int:
@@ -91,8 +118,11 @@ def main(argv=None) -> int:
     ap.add_argument("--try", dest="tried", action="append", default=[], metavar="NAME=V1,V2")
     peers = [b for b in instrument.BACKENDS if b != "triton"]
     ap.add_argument("--peer", action="append", default=[], choices=peers, metavar="BACKEND")
+    ap.add_argument("--rounds", type=int, default=1, metavar="R", help="rounds of every case")
     ap.add_argument("shapes", nargs="*", metavar="SHAPE", help="M,N,dtype")
     args = ap.parse_args(argv)
+    if args.rounds < 1:
+        ap.error(f"--rounds {args.rounds}: expected 1 or more")
     try:
         tried = dict(map(parse_try, args.tried))
         shapes = instrument.parse_shapes(";".join(args.shapes), "SHAPE") if args.shapes else None
@@ -102,7 +132,7 @@ def main(argv=None) -> int:
     phases = ("forward",) if args.forward else ("backward",) if args.backward else None
     phases = phases or ("forward", "backward")
 
-    from rmsnorm_kernels import _config, ops
+    from rmsnorm_kernels import _config
 
     unknown = [name for name in tried if not hasattr(_config, name)]
     if unknown:
@@ -110,19 +140,16 @@ def main(argv=None) -> int:
     require_gpu(ap)  # without one every case would fail, each with the same error
     chosen = settings(phases, args.current, tried)
     defaults = {name: getattr(_config, name) for _, o in chosen for name in o}
-    print("op        phase     shape            device us   GB/s  setting")
+    cases = [(phase, "triton", overrides) for phase, overrides in chosen]
+    cases += [(phase, peer, {}) for phase, peer in itertools.product(phases, args.peer)]
+    print("op        phase     shape            device us   GB/s spread  setting")
     timed = []  # one entry per case: whether it has a time
     for shape, op in itertools.product(shapes, instrument.OPS):
-        for phase, overrides in chosen:
-            for name, value in {**defaults, **overrides}.items():
-                setattr(_config, name, value)
-            ops.clear_caches()
-            t, error = time_case("triton", op, phase, shape)
+        measured = time_shape(op, shape, cases, defaults, args.rounds)
+        for (phase, backend, overrides), (times, error) in zip(cases, measured, strict=True):
             setting = " ".join(f"{k}={v}" for k, v in overrides.items())
-            timed.append(report(op, phase, shape, t, error, setting))
-        for phase, peer in itertools.product(phases, args.peer):
-            t, error = time_case(peer, op, phase, shape)
-            timed.append(report(op, phase, shape, t, error, f"peer {peer}"))
+            setting = setting if backend == "triton" else f"peer {backend}"
+            timed.append(report(op, phase, shape, times, error, setting))
     failed = timed.count(False)
     if failed:  # a setting that computes wrong results has no time; the others still count
         print(f"sweep: {failed} of {len(timed)} cases FAILED", file=sys.stderr)

@@ -187,6 +187,61 @@ def test_a_sweep_with_some_times_exits_0_and_counts_the_failures(monkeypatch, ca
     assert capsys.readouterr().err == "sweep: 1 of 2 cases FAILED\n"
 
 
+def test_sweep_rounds_time_every_case_in_turns_and_print_the_median(monkeypatch, capsys):
+    machine(monkeypatch, "cuda", gpu=True)
+    calls = []
+    fake = {"triton": [3e-6, 1e-6, 2e-6], "torch": [5e-6, 9e-6, 4e-6]}  # per round
+
+    def time_case(backend, op, phase, shape):
+        calls.append((op, backend))
+        return fake[backend][sum(c == (op, backend) for c in calls) - 1], None
+
+    monkeypatch.setattr(sweep, "time_case", time_case)
+    argv = ["--forward", "--current", "--peer", "torch", "--rounds", "3", "1,256,bf16"]
+    assert exit_status(sweep, argv) == 0
+    # each op: ours and the peer once a round, alternating, not one case three times running
+    assert (
+        calls
+        == [("rms_norm", "triton"), ("rms_norm", "torch")] * 3
+        + [
+            ("fused_add", "triton"),
+            ("fused_add", "torch"),
+        ]
+        * 3
+    )
+    rows = [r.split() for r in capsys.readouterr().out.splitlines()[1:]]
+    assert [(r[0], r[3], r[5]) for r in rows][:2] == [
+        ("rms_norm", "2.00", "100.0%"),  # median 2, spread (3 - 1) / 2
+        ("rms_norm", "5.00", "100.0%"),  # median 5, spread (9 - 4) / 5
+    ]
+
+
+def test_a_sweep_case_that_fails_in_a_later_round_is_failed_and_not_timed_again(
+    monkeypatch, capsys
+):
+    machine(monkeypatch, "cuda", gpu=True)
+    calls = []
+
+    def time_case(backend, op, phase, shape):
+        calls.append(op)
+        if op == "fused_add" and calls.count(op) == 2:
+            return None, "AssertionError: wrong"
+        return 1e-6, None
+
+    monkeypatch.setattr(sweep, "time_case", time_case)
+    assert exit_status(sweep, ["--forward", "--current", "--rounds", "3", "1,256,bf16"]) == 0
+    out, err = capsys.readouterr()
+    assert calls.count("rms_norm") == 3 and calls.count("fused_add") == 2
+    assert "fused_add forward   1x256-bf16       FAILED" in out and "wrong" in out
+    assert err == "sweep: 1 of 2 cases FAILED\n"
+
+
+@pytest.mark.parametrize("rounds", ["0", "-1", "two"])
+def test_sweep_refuses_rounds_that_are_not_a_count(rounds, capsys):
+    assert exit_status(sweep, ["--rounds", rounds, "1,256,bf16"]) == 2
+    assert "--rounds" in capsys.readouterr().err
+
+
 def test_spread_runs_in_the_smoke_mode(monkeypatch, capsys):
     # its processes inherit the variable; torch alone keeps them quick
     machine(monkeypatch, "cpu", gpu=False)
