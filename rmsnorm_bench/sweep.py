@@ -91,21 +91,28 @@ def report(op, phase, shape, times, error, setting) -> bool:
 def time_shape(op, shape, cases, defaults, rounds) -> list:
     """Each case's (times, error) at one shape: every case once a round, in turns, so that a
     drift of the GPU's clock or temperature reaches every case alike. A case that fails once
-    is not timed again."""
+    is not timed again. Ours' cases run under their overrides of ``defaults``, which are the
+    constants again afterwards."""
     from rmsnorm_kernels import _config, ops
 
+    def configure(overrides):
+        for name, value in {**defaults, **overrides}.items():
+            setattr(_config, name, value)
+        ops.clear_caches()
+
     times, errors = [[] for _ in cases], [None for _ in cases]
-    for _ in range(rounds):
-        for i, (phase, backend, overrides) in enumerate(cases):
-            if errors[i] is not None:
-                continue
-            if backend == "triton":
-                for name, value in {**defaults, **overrides}.items():
-                    setattr(_config, name, value)
-                ops.clear_caches()
-            t, errors[i] = time_case(backend, op, phase, shape)
-            if t is not None:
-                times[i].append(t)
+    try:
+        for _ in range(rounds):
+            for i, (phase, backend, overrides) in enumerate(cases):
+                if errors[i] is not None:
+                    continue
+                if backend == "triton":
+                    configure(overrides)
+                t, errors[i] = time_case(backend, op, phase, shape)
+                if t is not None:
+                    times[i].append(t)
+    finally:
+        configure({})
     return list(zip(times, errors, strict=True))
 
 
@@ -142,7 +149,7 @@ def main(argv=None) -> int:
     defaults = {name: getattr(_config, name) for _, o in chosen for name in o}
     cases = [(phase, "triton", overrides) for phase, overrides in chosen]
     cases += [(phase, peer, {}) for phase, peer in itertools.product(phases, args.peer)]
-    print("op        phase     shape            device us   GB/s spread  setting")
+    print(f"{'op':9} {'phase':9} {'shape':16} {'device us':>10} {'GB/s':>6} {'spread':>6}  setting")
     timed = []  # one entry per case: whether it has a time
     for shape, op in itertools.product(shapes, instrument.OPS):
         measured = time_shape(op, shape, cases, defaults, args.rounds)

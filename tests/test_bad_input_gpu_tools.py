@@ -216,6 +216,29 @@ def test_sweep_rounds_time_every_case_in_turns_and_print_the_median(monkeypatch,
     ]
 
 
+def test_sweep_cases_run_under_their_own_settings_only_and_leave_the_constants(monkeypatch, capsys):
+    """The built-in settings change the forward's constant in some cases and the backward's
+    in others; each case sees the others' constants as they were, in every round, and the
+    sweep leaves them so."""
+    from rmsnorm_kernels import _config
+
+    machine(monkeypatch, "cuda", gpu=True)
+    names = sorted({name for _, overrides in sweep.SETTINGS for name in overrides})
+    before = {name: getattr(_config, name) for name in names}
+    seen = []
+
+    def time_case(backend, op, phase, shape):
+        seen.append((phase, {name: getattr(_config, name) for name in names}))
+        return 1e-6, None
+
+    monkeypatch.setattr(sweep, "time_case", time_case)
+    assert exit_status(sweep, ["--rounds", "2", "1,256,bf16"]) == 0
+    assert len(seen) == 2 * 2 * len(sweep.SETTINGS)  # two ops, two rounds
+    expected = [(phase, {**before, **overrides}) for phase, overrides in sweep.SETTINGS]
+    assert seen == expected * 4
+    assert {name: getattr(_config, name) for name in names} == before
+
+
 def test_a_sweep_case_that_fails_in_a_later_round_is_failed_and_not_timed_again(
     monkeypatch, capsys
 ):
