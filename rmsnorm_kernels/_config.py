@@ -76,10 +76,11 @@ LONG_ROW_BACKWARD_PREFETCH = False
 LONG_ROW_BACKWARD_WEIGHT_PER_BLOCK = True
 # the main backward adds dweight's share before dx where its block is wider than this, after
 # dx (from dx's own xhat) where not. First keeps dy dead across dx's row sum: it took the
-# long-row and split forms' spills to 0 (e85437c). After dx up to blocks of 2,048: 1-4% faster
-# at 512 and 1,024 rows of 2,048 bf16, both ops, on an H200 at bf12fdb (8 of 8 figures; docs/
-# h200-bf12fdb/sweep-dw-first.txt); at 4,096 the same sweep was mixed (-12% to +2%), and
-# blocks of 8,192 and wider spill with it after (codegen: 92-210 bytes a thread)
+# long-row and split forms' spills to 0 (e85437c). After dx up to blocks of 2,048: 0.9-4% faster
+# at 512 and 1,024 rows of 2,048 bf16, both ops, on an H200 at bf12fdb (8 of 8 figures, one
+# measurement each; same-code settings differed by up to 1.8%; docs/h200-bf12fdb/), to be
+# confirmed with --rounds; at 4,096 that sweep was mixed (-12% to +2%), and blocks of 8,192
+# and wider spill with it after (codegen: 92-210 bytes a thread)
 BACKWARD_DW_FIRST_ABOVE_N = 2048
 # where rows are few (up to SPLIT_FEW_MAX_M), the split backward's second pass takes column
 # blocks of SPLIT_FEW_BLOCK_N, one row at a time, so that a few rows still spread over many
